@@ -1,0 +1,67 @@
+"""`engine.resample`: one entry point over the native, Numba and float64 reference kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+FILTERS: tuple[str, ...] = ("lanczos3", "bicubic", "bilinear")
+KERNELS: tuple[str, ...] = ("native", "numba", "numpy")
+MAX_SIDE = 16384
+
+
+def _check(plane: np.ndarray, out_w: int, out_h: int, filter: str, kernel: str,
+           offset: tuple[float, float], out: np.ndarray | None) -> tuple[float, float]:
+    if not isinstance(plane, np.ndarray) or plane.ndim != 2 or plane.dtype != np.uint8:
+        raise ValueError("plane must be a 2-D numpy array of dtype uint8")
+    if plane.shape[0] < 1 or plane.shape[1] < 1:
+        raise ValueError(f"plane must not be empty (shape {plane.shape})")
+    for name, side in (("out_w", out_w), ("out_h", out_h)):
+        if isinstance(side, bool) or not isinstance(side, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer")
+        if not 1 <= side <= MAX_SIDE:
+            raise ValueError(f"{name}={side} is outside 1..{MAX_SIDE}")
+    if filter not in FILTERS:
+        raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+    try:
+        dx, dy = (float(v) for v in offset)
+    except (TypeError, ValueError):
+        raise ValueError("offset must be a pair of numbers (dx, dy)") from None
+    if not (np.isfinite(dx) and np.isfinite(dy)):
+        raise ValueError("offset must be finite")
+    if out is not None and (
+        not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != (out_h, out_w)
+    ):
+        raise ValueError(f"out must be a uint8 array of shape ({out_h}, {out_w})")
+    return dx, dy
+
+
+def resample(plane: np.ndarray, out_w: int, out_h: int, *, filter: str = "lanczos3",
+             kernel: str = "native", offset: tuple[float, float] = (0.0, 0.0),
+             threads: int | None = None, out: np.ndarray | None = None,
+             isa: str | None = None) -> np.ndarray:
+    """Resample a 2-D uint8 plane (any strides) to (out_h, out_w); see SPEC section 12.
+
+    `out` receives the result when given (it may be a strided view, e.g. a frame plane).
+    `threads` applies to the native kernel (None: all cores); `isa` forces one of its
+    SIMD variants (see `kernel_info()`).
+    """
+    dx, dy = _check(plane, out_w, out_h, filter, kernel, offset, out)
+    if kernel == "numpy":
+        from engine import _reference
+
+        result = _reference.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
+    elif kernel == "numba":
+        from engine import _numba
+
+        result = _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
+    else:
+        from engine import _native
+
+        return _native.resample(plane, int(out_w), int(out_h), filter, dx, dy,
+                                threads, out, isa)
+    if out is None:
+        return result
+    out[...] = result
+    return out

@@ -1,0 +1,1 @@
+"""The avatar-service HTTP service (Litestar app, store, workers and pages)."""
