@@ -53,8 +53,9 @@ def weight_matrix(in_size: int, out_size: int, filter_name: str, shift: float) -
     return matrix
 
 
-def resample_float(plane: np.ndarray, out_w: int, out_h: int, filter_name: str,
-                   offset: tuple[float, float]) -> np.ndarray:
+def resample_float(
+    plane: np.ndarray, out_w: int, out_h: int, filter_name: str, offset: tuple[float, float]
+) -> np.ndarray:
     """The unrounded float64 result, for error statistics."""
     in_h, in_w = plane.shape
     wx = weight_matrix(in_w, out_w, filter_name, offset[0])
@@ -62,8 +63,9 @@ def resample_float(plane: np.ndarray, out_w: int, out_h: int, filter_name: str,
     return wy @ (plane.astype(np.float64) @ wx.T)
 
 
-def resample(plane: np.ndarray, out_w: int, out_h: int, filter_name: str,
-             offset: tuple[float, float]) -> np.ndarray:
+def resample(
+    plane: np.ndarray, out_w: int, out_h: int, filter_name: str, offset: tuple[float, float]
+) -> np.ndarray:
     """Resample a 2-D uint8 plane; round half up once, then clamp to 0..255."""
     exact = resample_float(plane, out_w, out_h, filter_name, offset)
     return np.clip(np.floor(exact + 0.5), 0, 255).astype(np.uint8)

@@ -13,7 +13,9 @@ RESOLUTIONS: tuple[str, ...] = ("1080p", "2k", "4k")
 
 def _check_resolution(resolution: str) -> None:
     if resolution not in RESOLUTIONS:
-        raise ValueError(f"unknown resolution {resolution!r}; expected one of {', '.join(RESOLUTIONS)}")
+        raise ValueError(
+            f"unknown resolution {resolution!r}; expected one of {', '.join(RESOLUTIONS)}"
+        )
 
 
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int]:

@@ -9,8 +9,15 @@ KERNELS: tuple[str, ...] = ("native", "numba", "numpy")
 MAX_SIDE = 16384
 
 
-def _check(plane: np.ndarray, out_w: int, out_h: int, filter: str, kernel: str,
-           offset: tuple[float, float], out: np.ndarray | None) -> tuple[float, float]:
+def _check(
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    filter: str,
+    kernel: str,
+    offset: tuple[float, float],
+    out: np.ndarray | None,
+) -> tuple[float, float]:
     if not isinstance(plane, np.ndarray) or plane.ndim != 2 or plane.dtype != np.uint8:
         raise ValueError("plane must be a 2-D numpy array of dtype uint8")
     if plane.shape[0] < 1 or plane.shape[1] < 1:
@@ -37,10 +44,18 @@ def _check(plane: np.ndarray, out_w: int, out_h: int, filter: str, kernel: str,
     return dx, dy
 
 
-def resample(plane: np.ndarray, out_w: int, out_h: int, *, filter: str = "lanczos3",
-             kernel: str = "native", offset: tuple[float, float] = (0.0, 0.0),
-             threads: int | None = None, out: np.ndarray | None = None,
-             isa: str | None = None) -> np.ndarray:
+def resample(
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    *,
+    filter: str = "lanczos3",
+    kernel: str = "native",
+    offset: tuple[float, float] = (0.0, 0.0),
+    threads: int | None = None,
+    out: np.ndarray | None = None,
+    isa: str | None = None,
+) -> np.ndarray:
     """Resample a 2-D uint8 plane (any strides) to (out_h, out_w); see SPEC section 12.
 
     `out` receives the result when given (it may be a strided view, e.g. a frame plane).
@@ -59,8 +74,7 @@ def resample(plane: np.ndarray, out_w: int, out_h: int, *, filter: str = "lanczo
     else:
         from engine import _native
 
-        return _native.resample(plane, int(out_w), int(out_h), filter, dx, dy,
-                                threads, out, isa)
+        return _native.resample(plane, int(out_w), int(out_h), filter, dx, dy, threads, out, isa)
     if out is None:
         return result
     out[...] = result

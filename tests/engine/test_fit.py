@@ -29,14 +29,18 @@ def test_spec_examples(size, resolution, expected):
     assert engine.fit_box(*size, resolution) == expected
 
 
-@pytest.mark.parametrize(("size", "resolution"), [((1920, 1080), "1080p"), ((1080, 1920), "1080p"),
-                                                  ((3840, 2160), "4k"), ((4000, 100), "2k")])
+@pytest.mark.parametrize(
+    ("size", "resolution"),
+    [((1920, 1080), "1080p"), ((1080, 1920), "1080p"), ((3840, 2160), "4k"), ((4000, 100), "2k")],
+)
 def test_refuses_when_not_larger(size, resolution):
     with pytest.raises(engine.TargetNotLarger, match="not smaller"):
         engine.fit_box(*size, resolution)
 
 
-@pytest.mark.parametrize("bad", [(0, 10, "1080p"), (10, -1, "4k"), (10, 10, "8k"), (True, 10, "2k")])
+@pytest.mark.parametrize(
+    "bad", [(0, 10, "1080p"), (10, -1, "4k"), (10, 10, "8k"), (True, 10, "2k")]
+)
 def test_rejects_bad_arguments(bad):
     with pytest.raises(ValueError):
         engine.fit_box(*bad)
@@ -65,8 +69,11 @@ def test_properties(width, height, resolution):
 
 def _reference_table(resolution: str, max_side: int) -> tuple[np.ndarray, np.ndarray]:
     """An independent integer-exact numpy implementation, over every size at once."""
-    h, w = np.meshgrid(np.arange(1, max_side + 1, dtype=np.int64),
-                       np.arange(1, max_side + 1, dtype=np.int64), indexing="ij")
+    h, w = np.meshgrid(
+        np.arange(1, max_side + 1, dtype=np.int64),
+        np.arange(1, max_side + 1, dtype=np.int64),
+        indexing="ij",
+    )
     long_side, short_side = BOXES[resolution]
     box_w = np.where(w >= h, long_side, short_side)
     box_h = np.where(w >= h, short_side, long_side)
