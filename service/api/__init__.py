@@ -1,0 +1,1 @@
+"""HTTP layer: one controller module per area, thin handlers over `service.domain`."""

@@ -1,0 +1,79 @@
+"""Strict JSON request bodies.
+
+Litestar converts `data` parameters in lax mode (it would accept "5" or 5.0 for an integer),
+while the API promises that strings, floats and booleans are refused where an integer is
+expected. So handlers read the raw body and decode it here with msgspec in strict mode, and
+`json_body` documents the same Struct as the operation's request body in the OpenAPI schema."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request
+from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
+
+from service.errors import BadRequest, ValidationFailed
+
+T = TypeVar("T")
+
+_AT_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_UNKNOWN_FIELD = re.compile(r"unknown field `(?P<name>[^`]*)`")
+_MISSING_FIELD = re.compile(r"missing required field `(?P<name>[^`]*)`")
+
+
+@cache
+def _decoder(struct_type: type) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(struct_type)
+
+
+def _validation_detail(message: str) -> tuple[str, str]:
+    """Split msgspec's "Expected `int`, got `str` - at `$.field`" into (field, message)."""
+    path = ""
+    if match := _AT_PATH.search(message):
+        path = match["path"].lstrip(".")
+        message = message[: match.start()]
+    if (named := _UNKNOWN_FIELD.search(message)) or (named := _MISSING_FIELD.search(message)):
+        path = f"{path}.{named['name']}" if path else named["name"]
+    return path or "body", message
+
+
+def decode_json(body: bytes, struct_type: type[T]) -> T:
+    """Decode `body` as `struct_type`; an empty body counts as `{}` (every field omitted)."""
+    try:
+        return _decoder(struct_type).decode(body.strip() or b"{}")
+    except msgspec.ValidationError as exc:
+        field, message = _validation_detail(str(exc))
+        detail = {"field": field, "message": message}
+        raise ValidationFailed(f"{field}: {message}", [detail]) from None
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}") from None
+
+
+async def read_json(request: Request, struct_type: type[T]) -> T:
+    return decode_json(await request.body(), struct_type)
+
+
+def _inline_schema(struct_type: type) -> dict[str, Any]:
+    (schema,), definitions = msgspec.json.schema_components(
+        [struct_type], ref_template="#/components/schemas/{name}"
+    )
+    name = schema["$ref"].rsplit("/", 1)[-1]
+    return definitions[name]
+
+
+def json_body(struct_type: type, *, required: bool = True) -> type[Operation]:
+    """An `operation_class` documenting `struct_type` as the JSON request body."""
+
+    @dataclass
+    class JsonBodyOperation(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = RequestBody(
+                content={"application/json": OpenAPIMediaType(schema=_inline_schema(struct_type))},
+                required=required,
+            )
+
+    return JsonBodyOperation

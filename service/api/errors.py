@@ -1,0 +1,107 @@
+"""The one place where errors become HTTP responses, all with the body
+`{"error": {"code", "message", "details"?}}` and never a stack trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from service import errors
+
+log = logging.getLogger("service.api")
+
+# ServiceError subclass -> (HTTP status, error code). Most specific classes first.
+ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
+    errors.BadRequest: (400, "BAD_REQUEST"),
+    errors.Unauthorized: (401, "UNAUTHORIZED"),
+    errors.NotFound: (404, "NOT_FOUND"),
+    errors.Gone: (410, "GONE"),
+    errors.PayloadTooLarge: (413, "PAYLOAD_TOO_LARGE"),
+    errors.UnsupportedMediaType: (415, "UNSUPPORTED_MEDIA_TYPE"),
+    errors.ValidationFailed: (422, "VALIDATION_ERROR"),
+    errors.RateLimited: (429, "RATE_LIMITED"),
+}
+
+# Framework errors (routing, body limits, parsing) by status -> (status, code, message).
+_HTTP_STATUS_CODES: dict[int, tuple[int, str, str]] = {
+    400: (400, "BAD_REQUEST", "The request body could not be parsed."),
+    401: (401, "UNAUTHORIZED", "A valid API key is required."),
+    404: (404, "NOT_FOUND", "There is nothing at this path."),
+    405: (405, "METHOD_NOT_ALLOWED", "This path does not accept this HTTP method."),
+    413: (413, "PAYLOAD_TOO_LARGE", "The request body is larger than this endpoint accepts."),
+    415: (415, "UNSUPPORTED_MEDIA_TYPE", "This endpoint does not accept that content type."),
+}
+
+_JSON = "application/json"
+
+
+class ErrorInfo(msgspec.Struct, omit_defaults=True):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorBody(msgspec.Struct):
+    error: ErrorInfo
+
+
+def error_response(
+    status: int, code: str, message: str, details: Any = None, headers: dict | None = None
+) -> Response:
+    body = msgspec.json.encode(ErrorBody(ErrorInfo(code, message, details)))
+    return Response(content=body, status_code=status, media_type=_JSON, headers=headers)
+
+
+def _status_and_code(exc: errors.ServiceError) -> tuple[int, str]:
+    for cls in type(exc).__mro__:
+        if cls in ERROR_TABLE:
+            return ERROR_TABLE[cls]
+    return 500, "INTERNAL_ERROR"
+
+
+def handle_service_error(_: Request, exc: errors.ServiceError) -> Response:
+    status, code = _status_and_code(exc)
+    headers = {}
+    if isinstance(exc, errors.Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    if isinstance(exc, errors.RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    return error_response(status, code, exc.message, exc.details, headers or None)
+
+
+def _validation_details(exc: ValidationException) -> list[dict[str, str]]:
+    details = []
+    for item in exc.extra if isinstance(exc.extra, list) else []:
+        if isinstance(item, dict):
+            details.append({"field": str(item.get("key", "")), "message": str(item.get("message"))})
+    return details
+
+
+def handle_http_exception(_: Request, exc: HTTPException) -> Response:
+    if isinstance(exc, ValidationException):
+        details = _validation_details(exc)
+        summary = "; ".join(f"{d['field']}: {d['message']}" for d in details) or "Invalid request."
+        return error_response(422, "VALIDATION_ERROR", summary, details)
+    status, code, message = _HTTP_STATUS_CODES.get(
+        exc.status_code, (exc.status_code, "HTTP_ERROR", "The request cannot be served.")
+    )
+    if status >= 500:
+        return handle_unexpected(_, exc)
+    headers = {"Allow": exc.headers["Allow"]} if exc.headers and "Allow" in exc.headers else None
+    return error_response(status, code, message, headers=headers)
+
+
+def handle_unexpected(request: Request, exc: Exception) -> Response:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, "INTERNAL_ERROR", "An internal error occurred.")
+
+
+EXCEPTION_HANDLERS = {
+    errors.ServiceError: handle_service_error,
+    HTTPException: handle_http_exception,
+    Exception: handle_unexpected,
+}

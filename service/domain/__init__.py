@@ -1,0 +1,1 @@
+"""Domain logic: plain Python over a store and a clock; no HTTP here."""

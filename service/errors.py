@@ -1,0 +1,58 @@
+"""The service's error hierarchy. Domain code raises these; `service.api.errors` maps them
+to HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """Base of every error the service reports to a client."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class BadRequest(ServiceError):
+    """The body cannot be parsed at all (malformed JSON or multipart)."""
+
+
+class Unauthorized(ServiceError):
+    """No API key, or an unknown or revoked one."""
+
+
+class NotFound(ServiceError):
+    """Unknown id, or a resource of another owner (never revealed as existing)."""
+
+
+class PayloadTooLarge(ServiceError):
+    """A body or upload over its size limit."""
+
+
+class UnsupportedMediaType(ServiceError):
+    """A body sent with a content type the endpoint does not take."""
+
+
+class ValidationFailed(ServiceError):
+    """A parameter is missing, of the wrong type or out of range; `details` lists the fields."""
+
+    def __init__(self, message: str, details: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message, details or [])
+
+    @classmethod
+    def field(cls, field: str, message: str) -> ValidationFailed:
+        return cls(f"{field}: {message}", [{"field": field, "message": message}])
+
+
+class Gone(ServiceError):
+    """The resource existed but is no longer available."""
+
+
+class RateLimited(ServiceError):
+    """The API key used up its request budget; retry after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

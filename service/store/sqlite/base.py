@@ -1,0 +1,54 @@
+"""Shared plumbing of the SQLite store: the event-loop reader connection and the writer."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+from service.pagination import PageRequest
+from service.store.sqlite.connection import connect, migrate
+from service.store.sqlite.writer import Writer
+
+T = TypeVar("T")
+
+
+def dump_json(value: Any) -> str | None:
+    return None if value is None else msgspec.json.encode(value).decode()
+
+
+def load_json(text: str | None) -> Any:
+    return None if text is None else msgspec.json.decode(text)
+
+
+def after_clause(page: PageRequest, time_column: str, id_column: str) -> tuple[str, list]:
+    """SQL condition and parameters selecting rows strictly after the page's cursor."""
+    if page.after is None:
+        return "", []
+    return f" AND ({time_column}, {id_column}) < (?, ?)", [page.after.ms, page.after.id]
+
+
+class SqliteBase:
+    def __init__(self, path: Path, now_ms: int) -> None:
+        # Reads run on the calling (event-loop) thread: an indexed read costs ~20 µs here,
+        # far less than a hop to a thread pool.
+        self._reader = connect(path)
+        migrate(self._reader, now_ms)
+        self._writer = Writer(path)
+
+    async def close(self) -> None:
+        self._writer.close()
+        self._reader.close()
+
+    def _one(self, sql: str, params: tuple | list, build: Callable[[sqlite3.Row | tuple], T]):
+        row = self._reader.execute(sql, params).fetchone()
+        return None if row is None else build(row)
+
+    def _all(self, sql: str, params: tuple | list, build: Callable[[tuple], T]) -> list[T]:
+        return [build(row) for row in self._reader.execute(sql, params).fetchall()]
+
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self._writer.run(fn, *args)

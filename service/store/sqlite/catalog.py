@@ -1,0 +1,193 @@
+"""Avatars, agents and routes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from service.domain.models import Agent, Avatar, Route
+from service.pagination import PageRequest
+from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
+
+_AVATAR = "avatar_id, owner_id, name, width, height, source, created_ms FROM avatars"
+_AGENT = (
+    "agent_id, owner_id, name, created_ms, updated_ms, avatar_id, voice_id, instruction,"
+    " llm_model, model, greeting, tools FROM agents"
+)
+_ROUTE = "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms FROM routes"
+
+# Derived route status as SQL, mirroring `Route.status` (the parameter is "now").
+_STATUS_SQL = {
+    "revoked": " AND revoked_ms IS NOT NULL",
+    "expired": " AND revoked_ms IS NULL AND expires_ms IS NOT NULL AND expires_ms <= ?",
+    "active": " AND revoked_ms IS NULL AND (expires_ms IS NULL OR expires_ms > ?)",
+}
+
+
+def _avatar(row: tuple) -> Avatar:
+    return Avatar(*row)
+
+
+def _agent(row: tuple) -> Agent:
+    return Agent(*row[:11], tools=load_json(row[11]))
+
+
+def _route(row: tuple) -> Route:
+    return Route(*row)
+
+
+def _insert_avatar(conn: sqlite3.Connection, a: Avatar) -> None:
+    conn.execute(
+        "INSERT INTO avatars (avatar_id, owner_id, name, width, height, source, created_ms)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms),
+    )
+
+
+def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> Avatar | None:
+    row = conn.execute(
+        f"SELECT {_AVATAR} WHERE avatar_id = ? AND owner_id = ?", (avatar_id, owner_id)
+    ).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM avatars WHERE avatar_id = ?", (avatar_id,))
+    return None if row is None else _avatar(row)
+
+
+def _agent_values(a: Agent) -> tuple:
+    return (
+        a.owner_id, a.name, a.created_ms, a.updated_ms, a.avatar_id, a.voice_id,
+        a.instruction, a.llm_model, a.model, a.greeting, dump_json(a.tools), a.agent_id,
+    )  # fmt: skip
+
+
+def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
+    conn.execute(
+        "INSERT INTO agents (owner_id, name, created_ms, updated_ms, avatar_id, voice_id,"
+        " instruction, llm_model, model, greeting, tools, agent_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        _agent_values(agent),
+    )
+
+
+def _replace_agent(conn: sqlite3.Connection, agent: Agent) -> None:
+    conn.execute(
+        "UPDATE agents SET owner_id = ?, name = ?, created_ms = ?, updated_ms = ?, avatar_id = ?,"
+        " voice_id = ?, instruction = ?, llm_model = ?, model = ?, greeting = ?, tools = ?"
+        " WHERE agent_id = ? AND deleted_ms IS NULL",
+        _agent_values(agent),
+    )
+
+
+def _delete_agent(conn: sqlite3.Connection, owner_id: str, agent_id: str, now_ms: int):
+    row = conn.execute(
+        f"SELECT {_AGENT} WHERE agent_id = ? AND owner_id = ? AND deleted_ms IS NULL",
+        (agent_id, owner_id),
+    ).fetchone()
+    if row is None:
+        return None
+    conn.execute("UPDATE agents SET deleted_ms = ? WHERE agent_id = ?", (now_ms, agent_id))
+    conn.execute(
+        "UPDATE routes SET revoked_ms = ? WHERE agent_id = ? AND revoked_ms IS NULL",
+        (now_ms, agent_id),
+    )
+    return _agent(row)
+
+
+def _insert_route(conn: sqlite3.Connection, r: Route) -> bool:
+    # The agent must still exist when the route is written (a concurrent delete may win).
+    cursor = conn.execute(
+        "INSERT INTO routes (route_id, owner_id, agent_id, label, created_ms, expires_ms)"
+        " SELECT ?, ?, ?, ?, ?, ? FROM agents"
+        " WHERE agent_id = ? AND owner_id = ? AND deleted_ms IS NULL",
+        (r.route_id, r.owner_id, r.agent_id, r.label, r.created_ms, r.expires_ms,
+         r.agent_id, r.owner_id),
+    )  # fmt: skip
+    return cursor.rowcount == 1
+
+
+def _set_label(conn: sqlite3.Connection, owner_id: str, route_id: str, label: str | None):
+    conn.execute(
+        "UPDATE routes SET label = ? WHERE route_id = ? AND owner_id = ?",
+        (label, route_id, owner_id),
+    )
+    row = conn.execute(f"SELECT {_ROUTE} WHERE route_id = ? AND owner_id = ?", (route_id, owner_id))
+    return (row := row.fetchone()) and _route(row)
+
+
+def _revoke_route(conn: sqlite3.Connection, owner_id: str, route_id: str, now_ms: int):
+    conn.execute(
+        "UPDATE routes SET revoked_ms = ? WHERE route_id = ? AND owner_id = ?"
+        " AND revoked_ms IS NULL",
+        (now_ms, route_id, owner_id),
+    )
+    row = conn.execute(f"SELECT {_ROUTE} WHERE route_id = ? AND owner_id = ?", (route_id, owner_id))
+    return (row := row.fetchone()) and _route(row)
+
+
+class CatalogMixin(SqliteBase):
+    async def add_avatar(self, avatar: Avatar) -> None:
+        await self._write(_insert_avatar, avatar)
+
+    async def get_avatar(self, avatar_id: str) -> Avatar | None:
+        return self._one(f"SELECT {_AVATAR} WHERE avatar_id = ?", (avatar_id,), _avatar)
+
+    async def list_avatars(self, owner_id: str, page: PageRequest) -> list[Avatar]:
+        cond, params = after_clause(page, "created_ms", "avatar_id")
+        sql = f"SELECT {_AVATAR} WHERE owner_id = ?{cond} ORDER BY created_ms DESC, avatar_id DESC"
+        return self._all(sql + " LIMIT ?", [owner_id, *params, page.limit + 1], _avatar)
+
+    async def delete_avatar(self, owner_id: str, avatar_id: str) -> Avatar | None:
+        return await self._write(_delete_avatar, owner_id, avatar_id)
+
+    async def add_agent(self, agent: Agent) -> None:
+        await self._write(_insert_agent, agent)
+
+    async def get_agent(self, agent_id: str) -> Agent | None:
+        sql = f"SELECT {_AGENT} WHERE agent_id = ? AND deleted_ms IS NULL"
+        return self._one(sql, (agent_id,), _agent)
+
+    async def list_agents(self, owner_id: str, page: PageRequest) -> list[Agent]:
+        cond, params = after_clause(page, "created_ms", "agent_id")
+        sql = (
+            f"SELECT {_AGENT} WHERE owner_id = ? AND deleted_ms IS NULL{cond}"
+            " ORDER BY created_ms DESC, agent_id DESC LIMIT ?"
+        )
+        return self._all(sql, [owner_id, *params, page.limit + 1], _agent)
+
+    async def replace_agent(self, agent: Agent) -> None:
+        await self._write(_replace_agent, agent)
+
+    async def delete_agent(self, owner_id: str, agent_id: str, now_ms: int) -> Agent | None:
+        return await self._write(_delete_agent, owner_id, agent_id, now_ms)
+
+    async def add_route(self, route: Route) -> bool:
+        return await self._write(_insert_route, route)
+
+    async def get_route(self, route_id: str) -> Route | None:
+        return self._one(f"SELECT {_ROUTE} WHERE route_id = ?", (route_id,), _route)
+
+    async def list_routes(
+        self,
+        owner_id: str,
+        page: PageRequest,
+        *,
+        now_ms: int,
+        agent_id: str | None = None,
+        status: str | None = None,
+    ) -> list[Route]:
+        sql, params = f"SELECT {_ROUTE} WHERE owner_id = ?", [owner_id]
+        if agent_id is not None:
+            sql, params = sql + " AND agent_id = ?", [*params, agent_id]
+        if status is not None:
+            sql += _STATUS_SQL[status]
+            params += [] if status == "revoked" else [now_ms]
+        cond, after = after_clause(page, "created_ms", "route_id")
+        sql += f"{cond} ORDER BY created_ms DESC, route_id DESC LIMIT ?"
+        return self._all(sql, [*params, *after, page.limit + 1], _route)
+
+    async def set_route_label(
+        self, owner_id: str, route_id: str, label: str | None
+    ) -> Route | None:
+        return await self._write(_set_label, owner_id, route_id, label)
+
+    async def revoke_route(self, owner_id: str, route_id: str, now_ms: int) -> Route | None:
+        return await self._write(_revoke_route, owner_id, route_id, now_ms)

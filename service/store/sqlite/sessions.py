@@ -1,0 +1,125 @@
+"""Interactive sessions and usage records."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from service.domain.models import Session, UsageRecord, UsageTotals
+from service.pagination import PageRequest
+from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
+
+_SESSION = (
+    "session_id, owner_id, avatar_id, model, created_ms, max_end_ms, voice_id, llm_model,"
+    " instruction, tools, ready_ms, stopped_ms, stop_reason FROM sessions"
+)
+_USAGE = (
+    "usage_id, owner_id, kind, ref_id, started_ms, ended_ms, seconds, billable_seconds"
+    " FROM usage_records"
+)
+
+
+def _session(row: tuple) -> Session:
+    return Session(*row[:9], load_json(row[9]), *row[10:])
+
+
+def _usage(row: tuple) -> UsageRecord:
+    return UsageRecord(*row)
+
+
+def _insert_session(conn: sqlite3.Connection, s: Session) -> None:
+    conn.execute(
+        "INSERT INTO sessions (session_id, owner_id, avatar_id, model, created_ms, max_end_ms,"
+        " voice_id, llm_model, instruction, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (s.session_id, s.owner_id, s.avatar_id, s.model, s.created_ms, s.max_end_ms,
+         s.voice_id, s.llm_model, s.instruction, dump_json(s.tools)),
+    )  # fmt: skip
+
+
+def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> None:
+    conn.execute(
+        "UPDATE sessions SET ready_ms = ? WHERE session_id = ? AND ready_ms IS NULL"
+        " AND stopped_ms IS NULL",
+        (ready_ms, session_id),
+    )
+
+
+def _insert_usage(conn: sqlite3.Connection, u: UsageRecord) -> None:
+    conn.execute(
+        "INSERT INTO usage_records (usage_id, owner_id, kind, ref_id, started_ms, ended_ms,"
+        " seconds, billable_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (u.usage_id, u.owner_id, u.kind, u.ref_id, u.started_ms, u.ended_ms, u.seconds,
+         u.billable_seconds),
+    )  # fmt: skip
+
+
+def _stop(conn: sqlite3.Connection, session_id: str, stopped_ms: int, reason: str, usage) -> bool:
+    """Stop once: only the caller that flips `stopped_ms` records the usage."""
+    cursor = conn.execute(
+        "UPDATE sessions SET stopped_ms = ?, stop_reason = ? WHERE session_id = ?"
+        " AND stopped_ms IS NULL",
+        (stopped_ms, reason, session_id),
+    )
+    if cursor.rowcount != 1:
+        return False
+    _insert_usage(conn, usage)
+    return True
+
+
+class SessionsMixin(SqliteBase):
+    async def add_session(self, session: Session) -> None:
+        await self._write(_insert_session, session)
+
+    async def get_session(self, session_id: str) -> Session | None:
+        return self._one(f"SELECT {_SESSION} WHERE session_id = ?", (session_id,), _session)
+
+    async def list_open_sessions(
+        self, owner_id: str, page: PageRequest, *, now_ms: int
+    ) -> list[Session]:
+        cond, params = after_clause(page, "created_ms", "session_id")
+        sql = (
+            f"SELECT {_SESSION} WHERE owner_id = ? AND stopped_ms IS NULL AND max_end_ms > ?"
+            f"{cond} ORDER BY created_ms DESC, session_id DESC LIMIT ?"
+        )
+        return self._all(sql, [owner_id, now_ms, *params, page.limit + 1], _session)
+
+    async def mark_session_ready(self, session_id: str, ready_ms: int) -> None:
+        await self._write(_mark_ready, session_id, ready_ms)
+
+    async def stop_session(
+        self, session_id: str, stopped_ms: int, reason: str, usage: UsageRecord
+    ) -> bool:
+        return await self._write(_stop, session_id, stopped_ms, reason, usage)
+
+    async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]:
+        sql = f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms <= ? LIMIT ?"
+        return self._all(sql, (now_ms, limit), _session)
+
+    async def unprepared_sessions(self, created_before_ms: int, limit: int) -> list[Session]:
+        sql = (
+            f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND ready_ms IS NULL"
+            " AND created_ms < ? LIMIT ?"
+        )
+        return self._all(sql, (created_before_ms, limit), _session)
+
+    async def list_usage(
+        self, owner_id: str, since_ms: int, until_ms: int, page: PageRequest
+    ) -> list[UsageRecord]:
+        cond, params = after_clause(page, "ended_ms", "usage_id")
+        sql = (
+            f"SELECT {_USAGE} WHERE owner_id = ? AND ended_ms >= ? AND ended_ms < ?{cond}"
+            " ORDER BY ended_ms DESC, usage_id DESC LIMIT ?"
+        )
+        return self._all(sql, [owner_id, since_ms, until_ms, *params, page.limit + 1], _usage)
+
+    async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals:
+        rows = self._reader.execute(
+            "SELECT kind, sum(seconds), sum(billable_seconds) FROM usage_records"
+            " WHERE owner_id = ? AND ended_ms >= ? AND ended_ms < ? GROUP BY kind",
+            (owner_id, since_ms, until_ms),
+        ).fetchall()
+        by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
+        return UsageTotals(
+            route_conversation_seconds=round(by_kind.get("route_conversation", (0.0, 0.0))[0], 3),
+            session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
+            upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
+        )

@@ -1,0 +1,11 @@
+"""`SqliteStore`: the `Store` interface over one SQLite file in the data dir."""
+
+from __future__ import annotations
+
+from service.store.sqlite.accounts import AccountsMixin
+from service.store.sqlite.catalog import CatalogMixin
+from service.store.sqlite.sessions import SessionsMixin
+
+
+class SqliteStore(AccountsMixin, CatalogMixin, SessionsMixin):
+    """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""
