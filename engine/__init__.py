@@ -2,8 +2,10 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from engine.errors import EngineError, InvalidVideo, TargetNotLarger
+from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
+from engine.pipeline import UpscaleResult, upscale
+from engine.probe import VideoInfo, plan, probe
 from engine.resample import FILTERS, KERNELS, resample
 
 try:
@@ -15,10 +17,16 @@ __all__ = [
     "FILTERS",
     "KERNELS",
     "RESOLUTIONS",
+    "Canceled",
     "EngineError",
     "InvalidVideo",
     "TargetNotLarger",
+    "UpscaleResult",
+    "VideoInfo",
     "__version__",
     "fit_box",
+    "plan",
+    "probe",
     "resample",
+    "upscale",
 ]

@@ -24,3 +24,7 @@ class InvalidVideo(EngineError):
         self.actual = actual
         self.allowed = allowed
         self.message = message
+
+
+class Canceled(EngineError):
+    """The caller's cancel event was set; the work stopped and left no output."""

@@ -1,0 +1,231 @@
+"""`engine.upscale`: decode -> resample -> encode + mux, the three stages overlapping in threads.
+
+The decode thread demuxes the input, decodes video and checks each frame against the limits
+only decoding reveals; audio packets travel along untouched. The resample thread turns each
+decoded frame into an upscaled one (the native kernel releases the GIL). The calling thread
+encodes with libx264 and muxes video and the copied audio into a temporary file beside `dst`,
+which is renamed into place only when everything succeeded.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Protocol
+
+import av
+
+from engine._limits import MAX_FILE_SIZE, FrameCheck, refuse
+from engine._output import Output, OutputSpec
+from engine._planes import FrameScaler, plane_targets
+from engine._stages import END, Channel, StageThreads, Stopped
+from engine.errors import Canceled, EngineError
+from engine.probe import VideoInfo, plan, probe
+from engine.resample import FILTERS, KERNELS
+
+X264_PRESETS = (
+    "ultrafast",
+    "superfast",
+    "veryfast",
+    "faster",
+    "fast",
+    "medium",
+    "slow",
+    "slower",
+    "veryslow",
+    "placebo",
+)
+_QUEUE_FRAMES = 4  # per channel; an upscaled 4k 4:2:0 frame is 12 MB
+
+
+class CancelEvent(Protocol):
+    def is_set(self) -> bool: ...
+
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class UpscaleResult:
+    """What `upscale` produced; plain fields, ready for JSON (dataclasses.asdict)."""
+
+    output: str
+    width: int
+    height: int
+    frames: int
+    duration: float
+    frame_rate: float
+    frame_rate_fraction: str
+    size_bytes: int
+    seconds: float
+    source: VideoInfo
+
+
+def _check_options(src: Path, dst: Path, filter: str, kernel: str, preset: str, crf: float):
+    if filter not in FILTERS:
+        raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+    if preset not in X264_PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(X264_PRESETS)}")
+    if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= 51:
+        raise ValueError(f"crf must be a number from 0 to 51, not {crf!r}")
+    if dst.exists() and dst.resolve() == src.resolve():
+        raise ValueError("the output path must differ from the input path")
+
+
+def upscale(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    resolution: str,
+    *,
+    filter: str = "lanczos3",
+    kernel: str = "native",
+    preset: str = "veryfast",
+    crf: float = 18,
+    progress: Progress | None = None,
+    cancel: CancelEvent | None = None,
+    max_file_size: int = MAX_FILE_SIZE,
+) -> UpscaleResult:
+    """Upscale the MP4 `src` to fit the `resolution` box and write the MP4 `dst` (SPEC 9, 12).
+
+    Raises InvalidVideo for a breached input limit (before any output is written for the
+    header-visible ones), TargetNotLarger, Canceled when `cancel.is_set()` (checked at least
+    every 50 ms), ValueError for bad options and EngineError for encoder or file failures.
+    No partial output is left behind on any failure.
+    """
+    started = time.perf_counter()
+    src_path, dst_path = Path(src), Path(dst)
+    _check_options(src_path, dst_path, filter, kernel, preset, crf)
+    info = probe(src_path, max_file_size=max_file_size)
+    out_w, out_h = plan(info, resolution)
+    spec = OutputSpec(out_w, out_h, preset, crf)
+    scaler = FrameScaler(
+        plane_targets(
+            info.chroma_format,
+            info.chroma_location,
+            info.orientation,
+            (info.width, info.height),
+            (out_w, out_h),
+        ),
+        info.orientation,
+        spec.pixel_format(info),
+        filter,
+        kernel,
+    )
+    temp = dst_path.with_name(f".{dst_path.name}.{secrets.token_hex(6)}.part")
+    run = _Run(src_path, temp, info, spec, scaler, progress, cancel)
+    try:
+        frames = run.execute()
+        os.replace(temp, dst_path)
+    finally:
+        temp.unlink(missing_ok=True)
+    return UpscaleResult(
+        output=str(dst_path),
+        width=out_w,
+        height=out_h,
+        frames=frames,
+        duration=info.duration,
+        frame_rate=info.frame_rate,
+        frame_rate_fraction=info.frame_rate_fraction,
+        size_bytes=dst_path.stat().st_size,
+        seconds=time.perf_counter() - started,
+        source=info,
+    )
+
+
+class _Run:
+    """One upscale: the stage threads, the channels between them and the output file."""
+
+    def __init__(self, src, temp, info, spec, scaler, progress, cancel) -> None:
+        self._src, self._temp, self._info = src, temp, info
+        self._spec, self._scaler = spec, scaler
+        self._progress, self._cancel = progress, cancel
+        self._threads = StageThreads()
+        self._decoded = Channel(self._threads.stop, _QUEUE_FRAMES)
+        self._scaled = Channel(self._threads.stop, _QUEUE_FRAMES)
+
+    def execute(self) -> int:
+        """Run every stage to the end; returns the frame count written."""
+        try:
+            with av.open(str(self._src), metadata_errors="ignore") as source:
+                output = Output(self._temp, source, self._info, self._spec)
+                try:
+                    self._threads.start("upscale-decode", lambda: self._decode(source))
+                    self._threads.start("upscale-resample", self._resample)
+                    frames = self._encode(output)
+                except BaseException:
+                    self._threads.close()
+                    output.abandon()
+                    raise
+                self._threads.close()
+                output.close()
+                return frames
+        except av.error.FFmpegError as exc:
+            raise EngineError(f"video processing failed: {exc}") from exc
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise Canceled("the upscale was canceled")
+        if self._threads.error is not None:
+            raise self._threads.error
+
+    def _decode(self, source: av.container.InputContainer) -> None:
+        video = source.streams.video[0]
+        check = FrameCheck(
+            Fraction(self._info.frame_rate_fraction), video.time_base, self._info.frames
+        )
+        try:
+            for packet in source.demux(video, *source.streams.audio):
+                if packet.stream.type == "audio":
+                    if packet.size:
+                        self._decoded.put(packet)
+                    continue
+                for frame in packet.decode():
+                    check.frame(frame.pts, frame.interlaced_frame)
+                    self._decoded.put(frame)
+        except av.error.FFmpegError as exc:
+            refuse(
+                "corrupt",
+                "undecodable",
+                "a valid H.264 stream",
+                f"the video data is corrupt and cannot be decoded ({exc.strerror or exc})",
+            )
+        check.finish()
+        self._decoded.put(END)
+
+    def _resample(self) -> None:
+        while (item := self._decoded.get()) is not END:
+            if isinstance(item, av.VideoFrame):
+                item = self._scaler.scale(item)
+            self._scaled.put(item)
+        self._scaled.put(END)
+
+    def _encode(self, output: Output) -> int:
+        written = 0
+        total = self._info.frames
+        while True:
+            self._check_cancel()
+            try:
+                item = self._scaled.get(idle=self._check_cancel)
+            except Stopped:
+                self._check_cancel()
+                raise
+            if item is END:
+                break
+            if isinstance(item, av.Packet):
+                output.copy_audio(item)
+                continue
+            written += output.encode(item)
+            if self._progress is not None and written:
+                self._progress(written, total)
+        for _ in output.flush():
+            written += 1
+            if self._progress is not None:
+                self._progress(written, total)
+        return written
