@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 import engine
+from engine.cli import add_upscale_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,7 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="avatar-service", description="On-prem AI avatars and a fast native video upscaler."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {engine.__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_upscale_command(subparsers)
     return parser
 
 
