@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import engine
 from engine.cli import add_upscale_command
+from service.commands import add_service_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {engine.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_upscale_command(subparsers)
+    add_service_commands(subparsers)
     return parser
 
 

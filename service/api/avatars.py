@@ -1,0 +1,73 @@
+"""Avatars: /v1/avatars and the public /avatars/{avatar_id}.png."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Request, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.response import File
+
+from service.api.context import ctx_of, owner_of, public_base
+from service.api.params import Cursor, Limit
+from service.domain import avatars as domain
+from service.domain.images import MAX_IMAGE_BYTES
+from service.errors import NotFound
+from service.pagination import DEFAULT_LIMIT, page_request
+from service.schemas.avatars import (
+    Avatar,
+    AvatarEnvelope,
+    AvatarPage,
+    AvatarPageEnvelope,
+    AvatarUpload,
+)
+
+# Room for the multipart framing and the name around a maximal image.
+_UPLOAD_BODY_LIMIT = MAX_IMAGE_BYTES + 64 * 1024
+_CACHE = "public, max-age=3600"
+
+
+class AvatarsController(Controller):
+    path = "/avatars"
+    tags = ("avatars",)
+
+    @post(status_code=201, request_max_body_size=_UPLOAD_BODY_LIMIT)
+    async def upload_avatar(
+        self,
+        request: Request,
+        data: Annotated[AvatarUpload, Body(media_type=RequestEncodingType.MULTI_PART)],
+    ) -> AvatarEnvelope:
+        image = await data.image.read()
+        ctx = ctx_of(request)
+        avatar = await domain.upload_avatar(ctx, owner_of(request), image, data.name)
+        return AvatarEnvelope(Avatar.of(avatar, public_base(request)))
+
+    @get()
+    async def list_avatars(
+        self, request: Request, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+    ) -> AvatarPageEnvelope:
+        page = page_request(limit, cursor)
+        avatars, next_cursor = await domain.list_avatars(ctx_of(request), owner_of(request), page)
+        base = public_base(request)
+        return AvatarPageEnvelope(AvatarPage([Avatar.of(a, base) for a in avatars], next_cursor))
+
+    @get("/{avatar_id:str}")
+    async def get_avatar(self, request: Request, avatar_id: str) -> AvatarEnvelope:
+        avatar = await domain.owned_avatar(ctx_of(request), owner_of(request), avatar_id)
+        return AvatarEnvelope(Avatar.of(avatar, public_base(request)))
+
+    @post("/{avatar_id:str}/delete", status_code=200)
+    async def delete_avatar(self, request: Request, avatar_id: str) -> AvatarEnvelope:
+        avatar = await domain.delete_avatar(ctx_of(request), owner_of(request), avatar_id)
+        return AvatarEnvelope(Avatar.of(avatar, public_base(request)))
+
+
+@get("/avatars/{file_name:str}", tags=["public"], summary="Avatar image (PNG, no key)")
+async def avatar_png(request: Request, file_name: str) -> File:
+    """The avatar's PNG, public so pages can show it; the id is unguessable."""
+    avatar_id, dot, extension = file_name.rpartition(".")
+    if not dot or extension != "png":
+        raise NotFound("Avatar images are served as /avatars/{avatar_id}.png.")
+    path = await domain.public_avatar_png(ctx_of(request), avatar_id)
+    return File(path, media_type="image/png", headers={"Cache-Control": _CACHE})

@@ -1,0 +1,36 @@
+"""Small helpers handlers share: the domain context, the caller and link bases."""
+
+from __future__ import annotations
+
+from litestar import Request
+
+from service.domain.context import Context
+
+
+def ctx_of(request: Request) -> Context:
+    return request.app.state.ctx
+
+
+def owner_of(request: Request) -> str:
+    """The owner id the API key middleware authenticated."""
+    return request.scope["user"]
+
+
+def _request_base(request: Request) -> str:
+    scope = request.scope
+    for name, value in scope["headers"]:
+        if name == b"host":
+            return f"{scope['scheme']}://{value.decode('latin-1')}"
+    host, port = scope.get("server") or ("localhost", None)
+    return f"{scope['scheme']}://{host}" + (f":{port}" if port else "")
+
+
+def interactive_base(request: Request) -> str:
+    """Base of page links: AVATAR_INTERACTIVE_URL, else AVATAR_PUBLIC_URL, else the request."""
+    settings = ctx_of(request).settings
+    return settings.interactive_url or settings.public_url or _request_base(request)
+
+
+def public_base(request: Request) -> str:
+    """Base of file links: AVATAR_PUBLIC_URL, else the request's own scheme and host."""
+    return ctx_of(request).settings.public_url or _request_base(request)

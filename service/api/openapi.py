@@ -1,0 +1,62 @@
+"""Documents the real error responses in the OpenAPI schema.
+
+Litestar documents a generic `{status_code, detail, extra}` body for validation errors; every
+error here has the `{"error": {...}}` body instead, so the generated operations are rewritten
+once at start-up to reference that schema for the statuses each one can answer."""
+
+from __future__ import annotations
+
+import msgspec
+from litestar import Litestar
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Reference
+
+from service.api.errors import ErrorBody
+
+_DESCRIPTIONS = {
+    "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
+    "401": "UNAUTHORIZED: no, unknown or revoked API key.",
+    "404": "NOT_FOUND: unknown id, or a resource of another owner.",
+    "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
+    "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
+    "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
+}
+
+
+def _error_statuses(path: str, method: str, operation: Operation) -> list[str]:
+    statuses = ["404", "422"] if "{" in path or operation.parameters else []
+    if method == "post":
+        statuses += ["400", "413", "422"]
+    if path.startswith("/v1/"):
+        statuses += ["401", "404", "429"]
+    return sorted(set(statuses))
+
+
+def _error_response(status: str) -> OpenAPIResponse:
+    return OpenAPIResponse(
+        description=_DESCRIPTIONS[status],
+        content={
+            "application/json": OpenAPIMediaType(schema=Reference("#/components/schemas/Error"))
+        },
+    )
+
+
+def document_errors(app: Litestar) -> None:
+    schema = app.openapi_schema
+    _, definitions = msgspec.json.schema_components(
+        [ErrorBody], ref_template="#/components/schemas/{name}"
+    )
+    definitions["Error"] = definitions.pop("ErrorBody")
+    schema.components.schemas = {**(schema.components.schemas or {}), **definitions}
+    for path, item in (schema.paths or {}).items():
+        for method in ("get", "post", "put", "patch", "delete"):
+            operation = getattr(item, method, None)
+            if operation is None:
+                continue
+            responses = {
+                code: response
+                for code, response in (operation.responses or {}).items()
+                if not code.startswith(("4", "5"))
+            }
+            for status in _error_statuses(path, method, operation):
+                responses[status] = _error_response(status)
+            operation.responses = responses

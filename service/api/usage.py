@@ -1,0 +1,52 @@
+"""Usage: /v1/usage."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Request, get
+from litestar.params import Parameter
+
+from service.api.context import ctx_of, owner_of
+from service.api.params import Cursor, Limit
+from service.clock import parse_ts
+from service.domain import usage as domain
+from service.errors import ValidationFailed
+from service.pagination import DEFAULT_LIMIT, page_request
+from service.schemas.usage import UsageItem, UsagePage, UsagePageEnvelope, UsageTotals
+
+Timestamp = Annotated[
+    str | None, Parameter(description="RFC 3339 time; records count when ended_at is in range.")
+]
+
+
+def _time(name: str, text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_ts(text)
+    except ValueError as exc:
+        raise ValidationFailed.field(name, str(exc)) from None
+
+
+@get("/usage", tags=["usage"])
+async def get_usage(
+    request: Request,
+    since: Timestamp = None,
+    until: Timestamp = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> UsagePageEnvelope:
+    """Usage records whose ended_at is in [since, until), newest first, with window totals."""
+    page = page_request(limit, cursor)
+    ctx = ctx_of(request)
+    items, next_cursor, totals = await domain.list_usage(
+        ctx, owner_of(request), _time("since", since), _time("until", until), page
+    )
+    return UsagePageEnvelope(
+        UsagePage(
+            [UsageItem.of(r) for r in items],
+            next_cursor,
+            UsageTotals(**{f: getattr(totals, f) for f in totals.__struct_fields__}),
+        )
+    )

@@ -1,0 +1,95 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from litestar import Litestar, Router
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+import engine
+from service.api import auth
+from service.api.agents import AgentsController
+from service.api.avatars import AvatarsController, avatar_png
+from service.api.errors import EXCEPTION_HANDLERS
+from service.api.health import healthz
+from service.api.openapi import document_errors
+from service.api.pages import PagesController
+from service.api.routes import AgentRoutesController, RoutesController
+from service.api.sessions import SessionsController
+from service.api.usage import get_usage
+from service.clock import Clock, SystemClock
+from service.domain.context import Context
+from service.settings import Settings, load_settings
+from service.store.sqlite import SqliteStore
+
+# JSON bodies are limited to 1 MiB everywhere; upload endpoints raise their own limit.
+MAX_JSON_BODY = 1024 * 1024
+
+
+def _openapi(settings: Settings) -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="avatar-service",
+        version=engine.__version__,
+        path="/schema",
+        render_plugins=[JsonRenderPlugin()],
+        components=Components(
+            security_schemes={
+                "BearerAuth": SecurityScheme(
+                    type="http", scheme="bearer", description="An API key as a Bearer token."
+                )
+            }
+        ),
+    )
+
+
+def _api_router() -> Router:
+    return Router(
+        path="/v1",
+        route_handlers=[
+            AvatarsController,
+            AgentsController,
+            AgentRoutesController,
+            RoutesController,
+            SessionsController,
+            get_usage,
+        ],
+        middleware=[auth.ApiKeyMiddleware],
+        security=[{"BearerAuth": []}],
+    )
+
+
+def create_app(settings: Settings | None = None, clock: Clock | None = None) -> Litestar:
+    """Build the app; the store opens (and migrates) when the app starts up."""
+    settings = settings or load_settings()
+    clock = clock or SystemClock()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        store = SqliteStore(settings.database_path, clock.now_ms())
+        ctx = Context(settings=settings, store=store, clock=clock)
+        app.state.ctx = ctx
+        auth.install(app.state, ctx)
+        document_errors(app)
+        try:
+            yield
+        finally:
+            await ctx.drain()
+            await store.close()
+
+    return Litestar(
+        route_handlers=[_api_router(), healthz, avatar_png, PagesController],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan],
+        openapi_config=_openapi(settings),
+        request_max_body_size=MAX_JSON_BODY,
+        debug=False,
+    )
+
+
+def create_app_from_env() -> Litestar:
+    """The factory `serve` hands to Granian: every worker reads the same AVATAR_* settings."""
+    return create_app(load_settings())

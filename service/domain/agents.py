@@ -1,0 +1,86 @@
+"""Agents (SPEC 3): stored avatar configurations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from service.domain.avatars import owned_avatar
+from service.domain.context import Context
+from service.domain.models import Agent
+from service.errors import NotFound, ValidationFailed
+from service.ids import new_id
+from service.pagination import PageRequest, Position, next_cursor
+
+MAX_TOOLS_BYTES = 64 * 1024
+
+
+def check_tools(tools: Any) -> None:
+    if tools is not None and len(msgspec.json.encode(tools)) > MAX_TOOLS_BYTES:
+        raise ValidationFailed.field("tools", f"must be at most {MAX_TOOLS_BYTES} bytes of JSON")
+
+
+def check_model(ctx: Context, model: str, field: str = "model") -> None:
+    known = ctx.settings.models
+    if model not in known:
+        raise ValidationFailed.field(field, f"unknown model; known models: {', '.join(known)}")
+
+
+async def check_avatar_ref(ctx: Context, owner_id: str, avatar_id: str | None) -> None:
+    if avatar_id is None:
+        return
+    try:
+        await owned_avatar(ctx, owner_id, avatar_id)
+    except NotFound:
+        raise ValidationFailed.field("avatar_id", "no avatar of yours has this id") from None
+
+
+async def _check_fields(ctx: Context, owner_id: str, fields: dict[str, Any]) -> None:
+    check_tools(fields.get("tools"))
+    if "model" in fields:
+        check_model(ctx, fields["model"])
+    await check_avatar_ref(ctx, owner_id, fields.get("avatar_id"))
+
+
+async def create_agent(ctx: Context, owner_id: str, fields: dict[str, Any]) -> Agent:
+    """`fields` holds the given agent fields (name required, the rest optional)."""
+    fields.setdefault("model", ctx.settings.models[0])
+    await _check_fields(ctx, owner_id, fields)
+    now = ctx.clock.now_ms()
+    agent = Agent(
+        agent_id=new_id("agt"), owner_id=owner_id, created_ms=now, updated_ms=now, **fields
+    )
+    await ctx.store.add_agent(agent)
+    return agent
+
+
+async def owned_agent(ctx: Context, owner_id: str, agent_id: str) -> Agent:
+    agent = await ctx.store.get_agent(agent_id)
+    if agent is None or agent.owner_id != owner_id:
+        raise NotFound(f"No agent {agent_id!r}.")
+    return agent
+
+
+async def list_agents(
+    ctx: Context, owner_id: str, page: PageRequest
+) -> tuple[list[Agent], str | None]:
+    rows = await ctx.store.list_agents(owner_id, page)
+    return next_cursor(rows, page.limit, lambda a: Position(a.created_ms, a.agent_id))
+
+
+async def update_agent(ctx: Context, owner_id: str, agent_id: str, changes: dict) -> Agent:
+    """Apply the given fields (a partial update); `None` clears an optional field."""
+    agent = await owned_agent(ctx, owner_id, agent_id)
+    await _check_fields(ctx, owner_id, changes)
+    updated = msgspec.structs.replace(agent, updated_ms=ctx.clock.now_ms(), **changes)
+    await ctx.store.replace_agent(updated)
+    return updated
+
+
+async def delete_agent(ctx: Context, owner_id: str, agent_id: str) -> Agent:
+    """Delete the agent and revoke every route of it, in one write."""
+    agent = await ctx.store.delete_agent(owner_id, agent_id, ctx.clock.now_ms())
+    if agent is None:
+        raise NotFound(f"No agent {agent_id!r}.")
+    return agent

@@ -1,0 +1,79 @@
+"""Avatars (SPEC 2a): uploaded images kept as PNG files in the data dir."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from service.domain.context import Context
+from service.domain.images import reencode_png
+from service.domain.models import Avatar
+from service.errors import NotFound, ValidationFailed
+from service.ids import new_id
+from service.pagination import PageRequest, Position, next_cursor
+
+MAX_NAME = 100
+
+
+def avatar_path(ctx: Context, avatar_id: str) -> Path:
+    return ctx.settings.avatars_dir / f"{avatar_id}.png"
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def _check_name(name: str | None) -> str | None:
+    if name is not None and not 1 <= len(name) <= MAX_NAME:
+        raise ValidationFailed.field("name", f"must be 1 to {MAX_NAME} characters")
+    return name
+
+
+async def upload_avatar(
+    ctx: Context, owner_id: str, data: bytes, name: str | None, source: str = "upload"
+) -> Avatar:
+    name = _check_name(name or None)
+    # Decoding and encoding are CPU work; keep them off the event loop.
+    encoded = await asyncio.to_thread(reencode_png, data)
+    avatar = Avatar(
+        new_id("av"), owner_id, name, encoded.width, encoded.height, source, ctx.clock.now_ms()
+    )
+    # The file is in place before the record exists, so a listed avatar always has its image.
+    await asyncio.to_thread(_write_file, avatar_path(ctx, avatar.avatar_id), encoded.png)
+    await ctx.store.add_avatar(avatar)
+    return avatar
+
+
+async def owned_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
+    avatar = await ctx.store.get_avatar(avatar_id)
+    if avatar is None or avatar.owner_id != owner_id:
+        raise NotFound(f"No avatar {avatar_id!r}.")
+    return avatar
+
+
+async def list_avatars(
+    ctx: Context, owner_id: str, page: PageRequest
+) -> tuple[list[Avatar], str | None]:
+    rows = await ctx.store.list_avatars(owner_id, page)
+    return next_cursor(rows, page.limit, lambda a: Position(a.created_ms, a.avatar_id))
+
+
+async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
+    avatar = await ctx.store.delete_avatar(owner_id, avatar_id)
+    if avatar is None:
+        raise NotFound(f"No avatar {avatar_id!r}.")
+    avatar_path(ctx, avatar_id).unlink(missing_ok=True)
+    return avatar
+
+
+async def public_avatar_png(ctx: Context, avatar_id: str) -> Path:
+    """The PNG of any avatar by id (public: pages show it without a key)."""
+    avatar = await ctx.store.get_avatar(avatar_id)
+    path = avatar_path(ctx, avatar_id)
+    if avatar is None or not path.is_file():
+        raise NotFound(f"No avatar {avatar_id!r}.")
+    return path

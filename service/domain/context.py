@@ -1,0 +1,32 @@
+"""What domain functions are built from: settings, a store and a clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+
+from service.clock import Clock
+from service.settings import Settings
+from service.store.base import Store
+
+
+@dataclass
+class Context:
+    settings: Settings
+    store: Store
+    clock: Clock
+    # Work that outlives a request (session preparation, last-used stamps): kept here so it
+    # is not garbage-collected mid-flight and can be finished on shutdown.
+    background: set[asyncio.Task] = field(default_factory=set)
+
+    def spawn(self, coro: Coroutine) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        return task
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Let background work finish (used on shutdown)."""
+        if self.background:
+            await asyncio.wait(set(self.background), timeout=timeout)

@@ -1,0 +1,73 @@
+"""Routes (SPEC 4): a public link to one agent, with a status derived at read time."""
+
+from __future__ import annotations
+
+from service.domain.agents import owned_agent
+from service.domain.context import Context
+from service.domain.models import Route
+from service.errors import NotFound
+from service.ids import new_id
+from service.pagination import PageRequest, Position, next_cursor
+
+
+def _not_found(route_id: str) -> NotFound:
+    return NotFound(f"No route {route_id!r}.")
+
+
+async def create_route(
+    ctx: Context, owner_id: str, agent_id: str, label: str | None, validity_seconds: int | None
+) -> Route:
+    await owned_agent(ctx, owner_id, agent_id)
+    now = ctx.clock.now_ms()
+    expires = None if validity_seconds is None else now + validity_seconds * 1000
+    route = Route(new_id("rt"), owner_id, agent_id, label, now, expires)
+    # The insert re-checks the agent inside the write, so a concurrent delete cannot leave an
+    # active route behind.
+    if not await ctx.store.add_route(route):
+        raise NotFound(f"No agent {agent_id!r}.")
+    return route
+
+
+async def find_route(ctx: Context, route_id: str) -> Route | None:
+    """Any owner's route by id (the public pages: the id is the credential)."""
+    return await ctx.store.get_route(route_id)
+
+
+async def owned_route(ctx: Context, owner_id: str, route_id: str) -> Route:
+    route = await ctx.store.get_route(route_id)
+    if route is None or route.owner_id != owner_id:
+        raise _not_found(route_id)
+    return route
+
+
+async def list_routes(
+    ctx: Context,
+    owner_id: str,
+    page: PageRequest,
+    *,
+    agent_id: str | None = None,
+    status: str | None = None,
+    check_agent: bool = False,
+) -> tuple[list[Route], str | None]:
+    """The caller's routes, newest first; `check_agent` makes an unknown agent a 404."""
+    if check_agent and agent_id is not None:
+        await owned_agent(ctx, owner_id, agent_id)
+    rows = await ctx.store.list_routes(
+        owner_id, page, now_ms=ctx.clock.now_ms(), agent_id=agent_id, status=status
+    )
+    return next_cursor(rows, page.limit, lambda r: Position(r.created_ms, r.route_id))
+
+
+async def set_label(ctx: Context, owner_id: str, route_id: str, label: str | None) -> Route:
+    route = await ctx.store.set_route_label(owner_id, route_id, label)
+    if route is None:
+        raise _not_found(route_id)
+    return route
+
+
+async def revoke_route(ctx: Context, owner_id: str, route_id: str) -> Route:
+    """Instant, permanent and idempotent (also for expired routes)."""
+    route = await ctx.store.revoke_route(owner_id, route_id, ctx.clock.now_ms())
+    if route is None:
+        raise _not_found(route_id)
+    return route

@@ -1,0 +1,154 @@
+"""Interactive sessions (SPEC 6). Status is derived from stored times (see `Session.status`),
+so every HTTP worker answers alike and no worker has to sleep through the warm-up."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from service.domain.agents import check_avatar_ref, check_model, check_tools
+from service.domain.avatars import avatar_path
+from service.domain.context import Context
+from service.domain.models import Session, UsageRecord
+from service.errors import NotFound, ValidationFailed
+from service.ids import new_id
+from service.pagination import PageRequest, Position, next_cursor
+
+log = logging.getLogger("service.sessions")
+
+MAX_STOP_IDS = 100
+
+
+def one_of(values: dict[str, Any]) -> Any:
+    """The value given under either spelling; two different values are refused."""
+    given = {name: value for name, value in values.items() if value is not None}
+    if len(set(map(repr, given.values()))) > 1:
+        names = " and ".join(given)
+        raise ValidationFailed(
+            f"{names} are two spellings of one parameter and disagree; send one of them.",
+            [{"field": name, "message": "conflicts with " + names} for name in given],
+        )
+    return next(iter(given.values()), None)
+
+
+async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> Session:
+    """Record a new `starting` session and begin preparing it in the background."""
+    voice = one_of({"voice_profile_id": params["voice_profile_id"], "voice_id": params["voice_id"]})
+    instruction = one_of(
+        {"instruction": params["instruction"], "instructions": params["instructions"]}
+    )
+    model = params["model"] or ctx.settings.models[0]
+    check_model(ctx, model)
+    check_tools(params["tools"])
+    await check_avatar_ref(ctx, owner_id, params["avatar_id"])
+    now = ctx.clock.now_ms()
+    session = Session(
+        session_id=new_id("ses"),
+        owner_id=owner_id,
+        avatar_id=params["avatar_id"],
+        model=model,
+        created_ms=now,
+        max_end_ms=now + round(ctx.settings.session_max_s * 1000),
+        voice_id=voice,
+        llm_model=params["llm_model"],
+        instruction=instruction,
+        tools=params["tools"],
+    )
+    await ctx.store.add_session(session)
+    ctx.spawn(prepare_session(ctx, session))
+    return session
+
+
+def _preparation_problem(ctx: Context, session: Session) -> str | None:
+    """Load what the session needs; a reason it cannot run, or None."""
+    if not avatar_path(ctx, session.avatar_id).is_file():
+        return f"avatar {session.avatar_id} has no image"
+    # The language-model backend: a configured OpenAI-compatible base URL (validated when the
+    # settings load) or, without one, the built-in offline responder. Either can serve.
+    return None
+
+
+async def prepare_session(ctx: Context, session: Session) -> None:
+    """Make the session ready, no sooner than its warm-up after start (or stop it on error)."""
+    problem = _preparation_problem(ctx, session)
+    now = ctx.clock.now_ms()
+    if problem is not None:
+        log.warning("session %s failed to prepare: %s", session.session_id, problem)
+        await close_session(ctx, session, now, "error")
+        return
+    warm_until = session.created_ms + round(ctx.settings.session_warmup_s * 1000)
+    await ctx.store.mark_session_ready(session.session_id, max(now, warm_until))
+
+
+def session_usage(session: Session, stopped_ms: int) -> UsageRecord:
+    seconds = round(max(0, stopped_ms - session.created_ms) / 1000, 3)
+    return UsageRecord(
+        new_id("usg"),
+        session.owner_id,
+        "session",
+        session.session_id,
+        session.created_ms,
+        stopped_ms,
+        seconds,
+        seconds,
+    )
+
+
+async def close_session(ctx: Context, session: Session, stopped_ms: int, reason: str) -> bool:
+    """Stop the session and record its usage; False if it was already stopped."""
+    stopped_ms = min(stopped_ms, session.max_end_ms)
+    usage = session_usage(session, stopped_ms)
+    return await ctx.store.stop_session(session.session_id, stopped_ms, reason, usage)
+
+
+async def owned_session(ctx: Context, owner_id: str, session_id: str) -> Session:
+    session = await ctx.store.get_session(session_id)
+    if session is None or session.owner_id != owner_id:
+        raise NotFound(f"No session {session_id!r}.")
+    return session
+
+
+async def find_session(ctx: Context, session_id: str) -> Session | None:
+    """Any owner's session by id (the public page: the id is the credential)."""
+    return await ctx.store.get_session(session_id)
+
+
+async def list_open_sessions(
+    ctx: Context, owner_id: str, page: PageRequest
+) -> tuple[list[Session], str | None]:
+    rows = await ctx.store.list_open_sessions(owner_id, page, now_ms=ctx.clock.now_ms())
+    return next_cursor(rows, page.limit, lambda s: Position(s.created_ms, s.session_id))
+
+
+async def _stop_one(ctx: Context, owner_id: str, session_id: str) -> str:
+    session = await ctx.store.get_session(session_id)
+    if session is None or session.owner_id != owner_id:
+        return "not_found"
+    now = ctx.clock.now_ms()
+    if session.stopped_ms is not None:
+        return "already_stopped"
+    if now >= session.max_end_ms:  # timed out, not yet swept: close it as the sweeper would
+        await close_session(ctx, session, session.max_end_ms, "max_duration")
+        return "already_stopped"
+    return "stopped" if await close_session(ctx, session, now, "api") else "already_stopped"
+
+
+async def stop_sessions(ctx: Context, owner_id: str, session_ids: list[str]) -> dict[str, list]:
+    outcome: dict[str, list] = {"stopped": [], "already_stopped": [], "not_found": []}
+    for session_id in dict.fromkeys(session_ids):
+        outcome[await _stop_one(ctx, owner_id, session_id)].append(session_id)
+    return outcome
+
+
+async def sweep(ctx: Context, batch: int = 500) -> int:
+    """Close sessions past their maximum duration and prepare orphaned ones; returns how many
+    sessions were touched. Run periodically by the one sweeper of `serve`."""
+    now = ctx.clock.now_ms()
+    touched = 0
+    for session in await ctx.store.sessions_past_max(now, batch):
+        touched += await close_session(ctx, session, session.max_end_ms, "max_duration")
+    # A worker that died between start and preparation leaves a session without ready_at.
+    for session in await ctx.store.unprepared_sessions(now - 30_000, batch):
+        await prepare_session(ctx, session)
+        touched += 1
+    return touched

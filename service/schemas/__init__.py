@@ -1,0 +1,1 @@
+"""Request and response bodies (msgspec Structs), named after what they carry."""

@@ -1,0 +1,87 @@
+"""Agent bodies (SPEC 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from service.clock import format_ts
+from service.domain import models
+from service.schemas.common import Greeting, Identifier, Instruction, Name, StrictBody, Tools
+
+
+class AgentCreate(StrictBody):
+    name: Name
+    avatar_id: Identifier | None = None
+    voice_id: Identifier | None = None
+    instruction: Instruction | None = None
+    llm_model: Identifier | None = None
+    model: Identifier | None = None
+    greeting: Greeting | None = None
+    tools: Tools | None = None
+
+    def fields(self) -> dict[str, Any]:
+        given = msgspec.structs.asdict(self)
+        return {name: value for name, value in given.items() if value is not None}
+
+
+class AgentUpdate(StrictBody):
+    """Only the fields present change; `null` clears an optional field."""
+
+    name: Name | UnsetType = UNSET
+    avatar_id: Identifier | UnsetType | None = UNSET
+    voice_id: Identifier | UnsetType | None = UNSET
+    instruction: Instruction | UnsetType | None = UNSET
+    llm_model: Identifier | UnsetType | None = UNSET
+    model: Identifier | UnsetType = UNSET
+    greeting: Greeting | UnsetType | None = UNSET
+    tools: Tools | UnsetType | None = UNSET
+
+    def changes(self) -> dict[str, Any]:
+        given = msgspec.structs.asdict(self)
+        return {name: value for name, value in given.items() if value is not UNSET}
+
+
+class Agent(msgspec.Struct):
+    agent_id: str
+    name: str
+    avatar_id: str | None
+    voice_id: str | None
+    instruction: str | None
+    llm_model: str | None
+    model: str
+    greeting: str | None
+    tools: Any
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, agent: models.Agent) -> Agent:
+        return cls(
+            agent_id=agent.agent_id,
+            name=agent.name,
+            avatar_id=agent.avatar_id,
+            voice_id=agent.voice_id,
+            instruction=agent.instruction,
+            llm_model=agent.llm_model,
+            model=agent.model,
+            greeting=agent.greeting,
+            tools=agent.tools,
+            created_at=format_ts(agent.created_ms),
+            updated_at=format_ts(agent.updated_ms),
+        )
+
+
+class AgentEnvelope(msgspec.Struct):
+    data: Agent
+
+
+class AgentPage(msgspec.Struct):
+    items: list[Agent]
+    next_cursor: str | None
+
+
+class AgentPageEnvelope(msgspec.Struct):
+    data: AgentPage

@@ -1,0 +1,55 @@
+"""Avatar bodies (SPEC 2a)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import msgspec
+from litestar.datastructures import UploadFile
+
+from service.clock import format_ts
+from service.domain import models
+
+
+@dataclass
+class AvatarUpload:
+    """multipart/form-data: `image` (PNG or JPEG, <= 10 MB, <= 4096 px a side), `name`."""
+
+    image: UploadFile
+    name: str | None = None
+
+
+class Avatar(msgspec.Struct):
+    avatar_id: str
+    name: str | None
+    width: int
+    height: int
+    source: Literal["upload", "generated"]
+    created_at: str
+    image_url: str
+
+    @classmethod
+    def of(cls, avatar: models.Avatar, base_url: str) -> Avatar:
+        return cls(
+            avatar_id=avatar.avatar_id,
+            name=avatar.name,
+            width=avatar.width,
+            height=avatar.height,
+            source=avatar.source,
+            created_at=format_ts(avatar.created_ms),
+            image_url=f"{base_url}/avatars/{avatar.avatar_id}.png",
+        )
+
+
+class AvatarEnvelope(msgspec.Struct):
+    data: Avatar
+
+
+class AvatarPage(msgspec.Struct):
+    items: list[Avatar]
+    next_cursor: str | None
+
+
+class AvatarPageEnvelope(msgspec.Struct):
+    data: AvatarPage

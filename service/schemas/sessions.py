@@ -1,0 +1,105 @@
+"""Interactive session bodies (SPEC 6)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from service.clock import format_optional_ts, format_ts
+from service.domain import models
+from service.schemas.common import Identifier, Instruction, StrictBody, Tools
+
+
+class SessionStart(StrictBody):
+    """Either spelling of the voice and instruction is accepted; both with different values
+    are refused."""
+
+    avatar_id: Identifier
+    voice_profile_id: Identifier | None = None
+    voice_id: Identifier | None = None
+    model: Identifier | None = None
+    llm_model: Identifier | None = None
+    instruction: Instruction | None = None
+    instructions: Instruction | None = None
+    tools: Tools | None = None
+
+    def params(self) -> dict[str, Any]:
+        return msgspec.structs.asdict(self)
+
+
+class SessionStop(StrictBody):
+    session_ids: Annotated[list[Identifier], msgspec.Meta(min_length=1, max_length=100)]
+
+
+class Session(msgspec.Struct):
+    session_id: str
+    status: Literal["starting", "ready", "stopped"]
+    client_url: str
+    avatar_id: str
+    voice_id: str | None
+    model: str
+    llm_model: str | None
+    created_at: str
+    ready_at: str | None
+    stopped_at: str | None
+    stop_reason: Literal["api", "max_duration", "error"] | None
+
+    @classmethod
+    def of(cls, session: models.Session, now_ms: int, base_url: str) -> Session:
+        status = session.status(now_ms)
+        stopped_ms, reason = session.effective_stop(now_ms)
+        ready_ms = session.ready_ms
+        if ready_ms is not None and (ready_ms > now_ms or (stopped_ms or ready_ms) < ready_ms):
+            ready_ms = None  # planned, not reached (still warming up, or stopped before)
+        return cls(
+            session_id=session.session_id,
+            status=status,
+            client_url=f"{base_url}/i/{session.session_id}",
+            avatar_id=session.avatar_id,
+            voice_id=session.voice_id,
+            model=session.model,
+            llm_model=session.llm_model,
+            created_at=format_ts(session.created_ms),
+            ready_at=format_optional_ts(ready_ms),
+            stopped_at=format_optional_ts(stopped_ms),
+            stop_reason=reason,
+        )
+
+
+class SessionBox(msgspec.Struct):
+    session: Session
+
+
+class SessionEnvelope(msgspec.Struct):
+    data: SessionBox
+
+
+class SessionPage(msgspec.Struct):
+    items: list[Session]
+    next_cursor: str | None
+
+
+class SessionPageEnvelope(msgspec.Struct):
+    data: SessionPage
+
+
+class StopOutcome(msgspec.Struct):
+    stopped: list[str]
+    already_stopped: list[str]
+    not_found: list[str]
+
+
+class StopOutcomeEnvelope(msgspec.Struct):
+    data: StopOutcome
+
+
+class SessionStatus(msgspec.Struct):
+    """The public status a session page polls (no key: the session id is the credential)."""
+
+    session_id: str
+    status: Literal["starting", "ready", "stopped"]
+
+
+class SessionStatusEnvelope(msgspec.Struct):
+    data: SessionStatus

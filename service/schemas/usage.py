@@ -1,0 +1,46 @@
+"""Usage bodies (SPEC 10)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from service.clock import format_ts
+from service.domain import models
+
+
+class UsageItem(msgspec.Struct):
+    kind: Literal["route_conversation", "session", "upscale"]
+    ref_id: str
+    started_at: str
+    ended_at: str
+    seconds: float
+    billable_seconds: float
+
+    @classmethod
+    def of(cls, record: models.UsageRecord) -> UsageItem:
+        return cls(
+            kind=record.kind,
+            ref_id=record.ref_id,
+            started_at=format_ts(record.started_ms),
+            ended_at=format_ts(record.ended_ms),
+            seconds=record.seconds,
+            billable_seconds=record.billable_seconds,
+        )
+
+
+class UsageTotals(msgspec.Struct):
+    route_conversation_seconds: float
+    session_seconds: float
+    upscale_billable_seconds: float
+
+
+class UsagePage(msgspec.Struct):
+    items: list[UsageItem]
+    next_cursor: str | None
+    totals: UsageTotals
+
+
+class UsagePageEnvelope(msgspec.Struct):
+    data: UsagePage

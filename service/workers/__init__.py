@@ -1,0 +1,1 @@
+"""Work that runs once per `serve`, beside the HTTP workers."""
