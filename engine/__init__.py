@@ -6,7 +6,7 @@ from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
 from engine.pipeline import UpscaleResult, upscale
 from engine.probe import VideoInfo, plan, probe
-from engine.resample import FILTERS, KERNELS, resample
+from engine.resample import FILTERS, KERNELS, kernel_info, resample
 
 try:
     __version__ = version("avatar-service")
@@ -25,6 +25,7 @@ __all__ = [
     "VideoInfo",
     "__version__",
     "fit_box",
+    "kernel_info",
     "plan",
     "probe",
     "resample",

@@ -44,6 +44,38 @@ def _check(
     return dx, dy
 
 
+def _resample_native(
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    filter: str,
+    offset: tuple[float, float],
+    threads: int | None,
+    out: np.ndarray | None,
+    isa: str | None,
+) -> np.ndarray:
+    from engine import _native
+
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+        raise ValueError("threads must be an integer or None")
+    if out is not None and np.may_share_memory(plane, out):
+        raise ValueError("out must not overlap plane")
+    if out is not None and out.strides[1] != 1:
+        # The kernels write whole rows of contiguous pixels; go through a fresh array.
+        out[...] = _native.resample(plane, out_w, out_h, filter, *offset, threads, None, isa)
+        return out
+    return _native.resample(plane, out_w, out_h, filter, *offset, threads, out, isa)
+
+
+def kernel_info() -> dict[str, object]:
+    """What the kernels can do here: "kernels", "filters", "isas" (native variants this CPU
+    runs), "isa" (the native default), "threads" (the native default) and "last_isa" (the
+    variant of the most recent native call, None before the first)."""
+    from engine import _native
+
+    return {"kernels": list(KERNELS), "filters": list(FILTERS), **_native.kernel_info()}
+
+
 def resample(
     plane: np.ndarray,
     out_w: int,
@@ -72,9 +104,7 @@ def resample(
 
         result = _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
     else:
-        from engine import _native
-
-        return _native.resample(plane, int(out_w), int(out_h), filter, dx, dy, threads, out, isa)
+        return _resample_native(plane, int(out_w), int(out_h), filter, (dx, dy), threads, out, isa)
     if out is None:
         return result
     out[...] = result

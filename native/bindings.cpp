@@ -4,11 +4,18 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "fit/fit_box.hpp"
+#include "resample/dispatch.hpp"
+#include "resample/resampler.hpp"
+#include "resample/thread_pool.hpp"
 
 namespace py = pybind11;
 
@@ -59,6 +66,143 @@ py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
   return py::make_tuple(out_w, out_h);
 }
 
+
+constexpr int kMaxOutSide = 16384;
+constexpr int64_t kMaxInSide = int64_t{1} << 20;
+constexpr int kMaxThreads = 256;
+std::atomic<int> last_isa{-1};
+
+avatar::Filter parse_filter(const std::string& name) {
+  if (name == "lanczos3") return avatar::Filter::Lanczos3;
+  if (name == "bicubic") return avatar::Filter::Bicubic;
+  if (name == "bilinear") return avatar::Filter::Bilinear;
+  throw py::value_error("unknown filter '" + name + "'; expected lanczos3, bicubic or bilinear");
+}
+
+std::string isa_list() {
+  std::string names;
+  for (avatar::Isa isa : avatar::available_isas()) {
+    names += (names.empty() ? "" : ", ") + std::string(avatar::isa_name(isa));
+  }
+  return names;
+}
+
+// An explicit `isa`, else the AVATAR_ISA environment variable, else the widest one.
+avatar::Isa choose_isa(const std::optional<std::string>& requested) {
+  std::optional<std::string> name = requested;
+  std::string source = "isa";
+  if (!name) {
+    const char* env = std::getenv("AVATAR_ISA");
+    if (env == nullptr || *env == '\0') return avatar::best_isa();
+    name = env;
+    source = "AVATAR_ISA";
+  }
+  const auto isa = avatar::parse_isa(*name);
+  if (!isa) {
+    throw py::value_error(source + "='" + *name + "' is unknown; expected scalar, avx2 or avx512");
+  }
+  if (!avatar::isa_available(*isa)) {
+    throw py::value_error(source + "='" + *name + "' is not supported by this CPU; available: " +
+                          isa_list());
+  }
+  return *isa;
+}
+
+int choose_threads(std::optional<int> threads) {
+  if (!threads) return avatar::available_cpus();
+  if (*threads < 1 || *threads > kMaxThreads) {
+    throw py::value_error("threads=" + std::to_string(*threads) + " is outside 1.." +
+                          std::to_string(kMaxThreads));
+  }
+  return *threads;
+}
+
+bool is_uint8(const py::array& array) { return array.dtype().is(py::dtype::of<uint8_t>()); }
+
+avatar::ImageView source_view(const py::array& plane) {
+  if (plane.ndim() != 2 || !is_uint8(plane)) {
+    throw py::value_error("plane must be a 2-D numpy array of dtype uint8");
+  }
+  const int64_t h = plane.shape(0), w = plane.shape(1);
+  if (h < 1 || w < 1) throw py::value_error("plane must not be empty");
+  if (h > kMaxInSide || w > kMaxInSide) {
+    throw py::value_error("plane sides must be at most " + std::to_string(kMaxInSide));
+  }
+  return {static_cast<const uint8_t*>(plane.data()), plane.strides(0), plane.strides(1),
+          static_cast<int>(w), static_cast<int>(h)};
+}
+
+// A fresh C-contiguous image whose first byte is 64-byte aligned (streaming stores).
+py::array_t<uint8_t> aligned_image(int width, int height) {
+  const size_t bytes = (static_cast<size_t>(width) * height + 63) / 64 * 64;
+  void* memory = std::aligned_alloc(64, bytes);
+  if (memory == nullptr) throw std::bad_alloc();
+  py::capsule owner(memory, [](void* p) { std::free(p); });
+  return py::array_t<uint8_t>({height, width}, {width, 1}, static_cast<uint8_t*>(memory), owner);
+}
+
+avatar::OutputView output_view(py::array& out, int width, int height) {
+  if (out.ndim() != 2 || !is_uint8(out) || out.shape(0) != height || out.shape(1) != width) {
+    throw py::value_error("out must be a uint8 array of shape (" + std::to_string(height) + ", " +
+                          std::to_string(width) + ")");
+  }
+  if (!out.writeable()) throw py::value_error("out must be writeable");
+  if (out.strides(1) != 1) throw py::value_error("out rows must be contiguous (pixel stride 1)");
+  return {static_cast<uint8_t*>(out.mutable_data()), out.strides(0), width, height};
+}
+
+py::array resample(const py::array& plane, int out_w, int out_h, const std::string& filter,
+                   double dx, double dy, std::optional<int> threads, std::optional<py::array> out,
+                   const std::optional<std::string>& isa) {
+  const avatar::ImageView src = source_view(plane);
+  if (out_w < 1 || out_w > kMaxOutSide || out_h < 1 || out_h > kMaxOutSide) {
+    throw py::value_error("output size " + std::to_string(out_w) + "x" + std::to_string(out_h) +
+                          " is outside 1.." + std::to_string(kMaxOutSide) + " per side");
+  }
+  if (!std::isfinite(dx) || !std::isfinite(dy)) throw py::value_error("offset must be finite");
+  avatar::ResampleOptions options;
+  options.filter = parse_filter(filter);
+  options.dx = dx;
+  options.dy = dy;
+  options.threads = choose_threads(threads);
+  options.isa = choose_isa(isa);
+  py::array result = out ? *out : aligned_image(out_w, out_h);
+  const avatar::OutputView dst = output_view(result, out_w, out_h);
+  {
+    py::gil_scoped_release release;
+    avatar::resample(src, dst, options);
+  }
+  last_isa = static_cast<int>(options.isa);
+  return result;
+}
+
+py::tuple weight_table(int in_size, int out_size, const std::string& filter, double shift) {
+  if (in_size < 1 || in_size > kMaxInSide || out_size < 1 || out_size > kMaxOutSide) {
+    throw py::value_error("table sizes out of range");
+  }
+  if (!std::isfinite(shift)) throw py::value_error("shift must be finite");
+  const auto table = avatar::axis_table(in_size, out_size, parse_filter(filter), shift);
+  py::array_t<int32_t> first(out_size);
+  py::array_t<float> weights({out_size, table->taps});
+  std::copy_n(table->first.data(), out_size, first.mutable_data());
+  std::copy_n(table->weights.data(), static_cast<size_t>(out_size) * table->taps,
+              weights.mutable_data());
+  return py::make_tuple(first, weights);
+}
+
+py::dict kernel_info() {
+  py::dict info;
+  py::list isas;
+  for (avatar::Isa isa : avatar::available_isas()) isas.append(avatar::isa_name(isa));
+  info["isas"] = isas;
+  info["isa"] = avatar::isa_name(avatar::best_isa());
+  info["threads"] = avatar::available_cpus();
+  const int last = last_isa.load();
+  info["last_isa"] = last < 0 ? py::object(py::none())
+                              : py::object(py::str(avatar::isa_name(static_cast<avatar::Isa>(last))));
+  return info;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -66,4 +210,11 @@ PYBIND11_MODULE(_native, m) {
   m.def("fit_box", &fit_box, py::arg("width"), py::arg("height"), py::arg("resolution"),
         "(out_w, out_h) for the resolution's box, or None when not larger than the source.");
   m.def("fit_box_table", &fit_box_table, py::arg("max_w"), py::arg("max_h"), py::arg("resolution"));
+  m.def("resample", &resample, py::arg("plane"), py::arg("out_w"), py::arg("out_h"),
+        py::arg("filter"), py::arg("dx"), py::arg("dy"), py::arg("threads"), py::arg("out"),
+        py::arg("isa"), "Resample a 2-D uint8 plane into `out` (or a new array) and return it.");
+  m.def("weight_table", &weight_table, py::arg("in_size"), py::arg("out_size"),
+        py::arg("filter"), py::arg("shift"),
+        "(first, weights) of one axis: the coefficients every native pass applies.");
+  m.def("kernel_info", &kernel_info, "Instruction sets, defaults and the variant that ran last.");
 }

@@ -1,0 +1,24 @@
+"""Type stub of the compiled module engine._native (native/bindings.cpp)."""
+
+import numpy as np
+import numpy.typing as npt
+
+def fit_box(width: int, height: int, resolution: str) -> tuple[int, int] | None: ...
+def fit_box_table(
+    max_w: int, max_h: int, resolution: str
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+def resample(
+    plane: npt.NDArray[np.uint8],
+    out_w: int,
+    out_h: int,
+    filter: str,
+    dx: float,
+    dy: float,
+    threads: int | None,
+    out: npt.NDArray[np.uint8] | None,
+    isa: str | None,
+) -> npt.NDArray[np.uint8]: ...
+def weight_table(
+    in_size: int, out_size: int, filter: str, shift: float
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...
+def kernel_info() -> dict[str, object]: ...

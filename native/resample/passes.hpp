@@ -1,0 +1,34 @@
+// The two passes of the separable resampler, one set per instruction set.
+// passes_scalar.cpp is the specification; the SIMD sets must agree with it to
+// within float32 rounding (they may fuse multiply-adds) and round the same way.
+#pragma once
+#include <cstdint>
+
+#include "resample/filters.hpp"
+
+namespace avatar {
+
+// Every pass accumulates in float32 in tap order, starting from 0.0f. The
+// intermediate rows stay unclamped float32; the vertical pass rounds once:
+// out = clamp(trunc(sum + 0.5f), 0, 255), i.e. round half up, as the reference.
+struct PassKernels {
+  const char* name;
+  // dst[0 .. padded_in) = src[i * step] as float, the last pixel repeated past in_size.
+  void (*widen)(const uint8_t* src, int64_t step, int in_size, int padded_in, float* dst);
+  // dst[0 .. t.padded_out) = horizontal filter of one widened row.
+  void (*horizontal)(const AxisTable& t, const float* src, float* dst);
+  // dst[i] = rounded sum_k weights[k] * rows[k][x0 + i] for 0 <= i < count. May read
+  // rows[k][x0 .. x0 + count rounded up to 64); writes exactly `count` bytes.
+  void (*vertical)(const float* const* rows, int x0, const float* weights, int taps, int count,
+                   uint8_t* dst);
+  // Makes the pass's (possibly non-temporal) stores visible before the call returns.
+  void (*finish)();
+};
+
+const PassKernels& scalar_passes();
+#ifdef AVATAR_HAVE_X86
+const PassKernels& avx2_passes();
+const PassKernels& avx512_passes();
+#endif
+
+}  // namespace avatar

@@ -1,0 +1,140 @@
+#include "resample/resampler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "resample/thread_pool.hpp"
+
+namespace avatar {
+
+namespace {
+
+// Columns per vertical strip: a strip of the ring (a dozen rows of floats) fits L1.
+constexpr int kStrip = 256;
+// Input rows the ring holds beyond one output row's taps, so a batch of output
+// rows shares one sweep through the strips.
+constexpr int kRingSlack = 8;
+// Below this many output pixels per task, threads cost more than they save.
+constexpr int64_t kPixelsPerTask = 1 << 15;
+
+struct Plan {
+  const ImageView* src;
+  const OutputView* dst;
+  const AxisTable* tx;
+  const AxisTable* ty;
+  const PassKernels* passes;
+  int ring_rows;
+  int64_t ring_stride;  // floats per ring row
+};
+
+struct Scratch {
+  AlignedBuffer<float> widened;
+  AlignedBuffer<float> ring;
+  std::vector<const float*> rows;
+};
+
+// Last input row output row y reads (rows past the edge only carry zero weights).
+int last_row(const AxisTable& ty, int y) {
+  return std::min(ty.first[static_cast<size_t>(y)] + ty.taps - 1, ty.in_size - 1);
+}
+
+void horizontal_row(const Plan& plan, Scratch& scratch, int row) {
+  const ImageView& src = *plan.src;
+  const uint8_t* line = src.data + static_cast<int64_t>(row) * src.row_stride;
+  plan.passes->widen(line, src.pixel_stride, src.width, plan.tx->padded_in,
+                     scratch.widened.data());
+  float* slot = scratch.ring.data() + (row % plan.ring_rows) * plan.ring_stride;
+  plan.passes->horizontal(*plan.tx, scratch.widened.data(), slot);
+}
+
+// Pixels [begin, end) of strip s of a row whose first 64-byte boundary is `head`
+// pixels in; strips after the first start on that boundary.
+void strip_bounds(int head, int s, int width, int& begin, int& end) {
+  begin = s == 0 ? 0 : std::min(width, head + (s - 1) * kStrip);
+  end = std::min(width, head + s * kStrip);
+}
+
+void vertical_batch(const Plan& plan, Scratch& scratch, int y_begin, int y_end) {
+  const AxisTable& ty = *plan.ty;
+  const OutputView& dst = *plan.dst;
+  const int strips = 1 + (dst.width + kStrip - 1) / kStrip;
+  scratch.rows.resize(static_cast<size_t>(ty.taps));
+  for (int s = 0; s < strips; ++s) {
+    for (int y = y_begin; y < y_end; ++y) {
+      uint8_t* line = dst.data + static_cast<int64_t>(y) * dst.row_stride;
+      const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(line) % 64) % 64);
+      int begin = 0, end = 0;
+      strip_bounds(head, s, dst.width, begin, end);
+      if (begin >= end) continue;
+      const int first = ty.first[static_cast<size_t>(y)];
+      for (int k = 0; k < ty.taps; ++k) {
+        const int row = std::min(first + k, ty.in_size - 1);
+        scratch.rows[static_cast<size_t>(k)] =
+            scratch.ring.data() + (row % plan.ring_rows) * plan.ring_stride;
+      }
+      const float* weights = ty.weights.data() + static_cast<int64_t>(y) * ty.taps;
+      plan.passes->vertical(scratch.rows.data(), begin, weights, ty.taps, end - begin,
+                            line + begin);
+    }
+  }
+}
+
+// Output rows [y0, y1): batches of rows whose inputs fit the ring together.
+void run_rows(const Plan& plan, Scratch& scratch, int y0, int y1) {
+  const AxisTable& ty = *plan.ty;
+  int next = ty.first[static_cast<size_t>(y0)];  // next input row to filter horizontally
+  for (int y = y0; y < y1;) {
+    const int lo = ty.first[static_cast<size_t>(y)];
+    int end = y + 1;
+    while (end < y1 && last_row(ty, end) - lo + 1 <= plan.ring_rows) ++end;
+    next = std::max(next, lo);
+    for (const int hi = last_row(ty, end - 1); next <= hi; ++next) {
+      horizontal_row(plan, scratch, next);
+    }
+    vertical_batch(plan, scratch, y, end);
+    y = end;
+  }
+  plan.passes->finish();
+}
+
+Scratch& thread_scratch(const Plan& plan) {
+  thread_local Scratch scratch;
+  scratch.widened.reserve(static_cast<size_t>(plan.tx->padded_in));
+  const size_t ring = static_cast<size_t>(plan.ring_rows) * plan.ring_stride;
+  if (scratch.ring.size() < ring) {
+    scratch.ring.reserve(ring);
+    // Lanes past out_width are read (never stored) by whole-vector passes.
+    std::memset(scratch.ring.data(), 0, ring * sizeof(float));
+  }
+  return scratch;
+}
+
+}  // namespace
+
+void resample(const ImageView& src, const OutputView& dst, const ResampleOptions& options) {
+  const auto tx = axis_table(src.width, dst.width, options.filter, options.dx);
+  const auto ty = axis_table(src.height, dst.height, options.filter, options.dy);
+  Plan plan{&src, &dst, tx.get(), ty.get(), &passes_for(options.isa),
+            std::min(ty->taps + kRingSlack, ty->in_size),
+            static_cast<int64_t>((tx->padded_out + 63) / 64 * 64 + 64)};
+
+  const int64_t pixels = static_cast<int64_t>(dst.width) * dst.height;
+  const int tasks = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>({options.threads, dst.height, pixels / kPixelsPerTask})));
+  std::atomic<bool> out_of_memory{false};
+  ThreadPool::instance().run(tasks, [&](int task) {
+    const int y0 = static_cast<int>(static_cast<int64_t>(dst.height) * task / tasks);
+    const int y1 = static_cast<int>(static_cast<int64_t>(dst.height) * (task + 1) / tasks);
+    try {
+      run_rows(plan, thread_scratch(plan), y0, y1);
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    }
+  });
+  if (out_of_memory) throw std::bad_alloc();
+}
+
+}  // namespace avatar

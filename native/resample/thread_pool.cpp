@@ -1,0 +1,100 @@
+#include "resample/thread_pool.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace avatar {
+
+namespace {
+constexpr int kMaxWorkers = 255;
+}
+
+ThreadPool& ThreadPool::instance() {
+  // Leaked on purpose: workers may still be parked at interpreter exit, and a
+  // forked child must not touch the parent's (possibly locked) mutex.
+  static std::atomic<ThreadPool*> pool{nullptr};
+  static std::atomic<pid_t> owner{0};
+  static std::mutex create;
+  const pid_t me = getpid();
+  ThreadPool* current = pool.load(std::memory_order_acquire);
+  if (current != nullptr && owner.load(std::memory_order_acquire) == me) return *current;
+  std::lock_guard<std::mutex> lock(create);
+  current = pool.load(std::memory_order_acquire);
+  if (current == nullptr || owner.load() != me) {
+    current = new ThreadPool();
+    owner.store(me, std::memory_order_release);
+    pool.store(current, std::memory_order_release);
+  }
+  return *current;
+}
+
+void ThreadPool::grow(int workers) {
+  workers = std::min(workers, kMaxWorkers);
+  while (static_cast<int>(workers_.size()) < workers) {
+    workers_.emplace_back([this] { work(); });
+    workers_.back().detach();
+  }
+}
+
+void ThreadPool::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return !queue_.empty(); });
+    const Item item = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    (*item.job->task)(item.index);
+    lock.lock();
+    if (--item.job->pending == 0) done_.notify_all();
+  }
+}
+
+bool ThreadPool::take_own(Job* job, Item& item) {
+  const auto it = std::find_if(queue_.begin(), queue_.end(),
+                               [job](const Item& queued) { return queued.job == job; });
+  if (it == queue_.end()) return false;
+  item = *it;
+  queue_.erase(it);
+  return true;
+}
+
+void ThreadPool::run(int count, const std::function<void(int)>& task) {
+  if (count <= 1) {
+    if (count == 1) task(0);
+    return;
+  }
+  Job job{&task, count};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    grow(count - 1);
+    for (int i = 1; i < count; ++i) queue_.push_back(Item{&job, i});
+  }
+  wake_.notify_all();
+  task(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  --job.pending;
+  while (job.pending > 0) {
+    Item item{};
+    if (take_own(&job, item)) {
+      lock.unlock();
+      task(item.index);
+      lock.lock();
+      --job.pending;
+    } else {
+      done_.wait(lock);
+    }
+  }
+}
+
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+}  // namespace avatar
