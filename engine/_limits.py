@@ -70,6 +70,8 @@ def check_container(container: av.container.InputContainer) -> str:
 
 
 def check_video_codec(container: av.container.InputContainer) -> av.video.stream.VideoStream:
+    if not container.streams:
+        refuse("container", "empty", "mp4", "the file holds no media streams (truncated?)")
     if not container.streams.video:
         refuse("video_codec", None, "h264", "the file has no video stream")
     stream = container.streams.video[0]
@@ -88,6 +90,13 @@ def check_format(
     codec: av.video.codeccontext.VideoCodecContext, sps: SequenceParameters | None
 ) -> str:
     """Bit depth, pixel format and transfer; returns the pixel format name."""
+    if not codec.pix_fmt and not sps:
+        refuse(
+            "corrupt",
+            "unreadable",
+            "a decodable H.264 stream",
+            "the video stream's picture format cannot be determined (corrupt data?)",
+        )
     pix_fmt = codec.pix_fmt or "unknown"
     depth = sps.bit_depth_luma if sps else None
     if codec.pix_fmt:
@@ -99,6 +108,8 @@ def check_format(
             8,
             f"bit depth {depth} is not supported; only 8-bit video is accepted",
         )
+    if sps and sps.chroma_format_idc == 0:
+        pix_fmt = "gray"  # FFmpeg decodes monochrome H.264 as 4:2:0 with flat chroma
     if pix_fmt not in ALLOWED_PIXEL_FORMATS:
         refuse(
             "pixel_format",
