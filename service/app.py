@@ -18,6 +18,7 @@ from service.api.errors import EXCEPTION_HANDLERS
 from service.api.health import healthz
 from service.api.openapi import document_errors
 from service.api.pages import PagesController
+from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
 from service.api.usage import get_usage
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         lifespan=[lifespan],
         openapi_config=_openapi(settings),
         request_max_body_size=MAX_JSON_BODY,
+        response_class=JsonResponse,
         debug=False,
     )
 

@@ -161,9 +161,9 @@ def _run_granian(settings: Settings) -> int:
     from granian import Granian
     from granian.constants import Interfaces
 
-    from service.workers.sweeper import Sweeper
+    from service.workers.sweeper import SweeperProcess
 
-    sweeper = Sweeper(settings)
+    sweeper = SweeperProcess(settings)
     sweeper.start()
     try:
         Granian(
