@@ -118,6 +118,15 @@ def _models(text: str) -> tuple[str, ...]:
     return names
 
 
+def _frame_ancestors(text: str) -> str:
+    """Source expressions of CSP `frame-ancestors` (such as `*` or `'self' https://a.example`);
+    a `;`, `,` or control character would smuggle other directives into the header."""
+    value = " ".join(text.split())
+    if not value or any(ch in value for ch in ";,") or not value.isprintable():
+        raise ValueError("must be CSP frame-ancestors sources such as * or 'self' https://a.example")
+    return value
+
+
 def _optional(text: str) -> str | None:
     return text or None
 
@@ -133,7 +142,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "queue_limit": _positive_int,
     "max_upload_bytes": _positive_int,
     "rate_limit": _positive_float,
-    "frame_ancestors": str,
+    "frame_ancestors": _frame_ancestors,
     "models": _models,
     "task_timeout_s": _positive_float,
     "result_ttl_s": _positive_float,

@@ -1,0 +1,4 @@
+"""The public pages (SPEC 5): server-rendered HTML, one stylesheet and one small script.
+
+Nothing here imports Litestar: `views` turns stored records into (status, HTML) and `assets`
+holds the static files; `service.api.pages` serves both."""

@@ -1,0 +1,121 @@
+"""What the public pages show: stored records in, (HTTP status, HTML) out.
+
+Every value that comes from a user (agent name, greeting, ids) is HTML-escaped on its way into
+a template; only fragments built here from escaped parts are inserted as they are."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from string import Template
+from urllib.parse import urlsplit
+
+from service.domain import routes as route_domain
+from service.domain import sessions as session_domain
+from service.domain.avatars import avatar_path
+from service.domain.context import Context
+from service.pages.assets import ASSETS
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+_SESSION_STATES = {"starting": ("connecting", "Connecting…"), "ready": ("ready", "Ready")}
+
+_PLACEHOLDER = (
+    '<svg class="placeholder" viewBox="0 0 100 100" role="img" aria-label="{label}">'
+    '<circle cx="50" cy="38" r="18" fill="currentColor" opacity="0.45"/>'
+    '<path d="M16 92c4-20 18-30 34-30s30 10 34 30z" fill="currentColor" opacity="0.45"/></svg>'
+)
+
+_ERRORS = {
+    "unknown_route": (404, "This link does not exist", "Check that the address is complete."),
+    "inactive_route": (
+        410,
+        "This link is no longer active",
+        "It was revoked or has expired. Ask whoever shared it for a new one.",
+    ),
+    "unknown_session": (404, "This session does not exist", "Check that the address is complete."),
+    "ended_session": (410, "This session has ended", "Start a new session to talk again."),
+}
+
+
+def _template(name: str) -> Template:
+    return Template((_TEMPLATES / name).read_text(encoding="utf-8"))
+
+
+_BASE = _template("base.html")
+_ROUTE = _template("route.html")
+_SESSION = _template("session.html")
+_ERROR = _template("error.html")
+
+
+def _prefix(base_url: str) -> str:
+    """The path under which the service is mounted (from AVATAR_INTERACTIVE_URL), so links
+    to the stylesheet, script and images keep working behind a proxy with a path prefix."""
+    return escape(urlsplit(base_url).path.rstrip("/"))
+
+
+def _document(base_url: str, title: str, page_class: str, content: str, head: str = "") -> str:
+    return _BASE.substitute(
+        title=escape(title),
+        head=head,
+        static=_prefix(base_url) + "/static",
+        css_version=ASSETS["pages.css"].version,
+        page_class=page_class,
+        content=content,
+    )
+
+
+def _portrait(ctx: Context, base_url: str, avatar_id: str | None, label: str) -> str:
+    if avatar_id is not None and avatar_path(ctx, avatar_id).is_file():
+        src = f"{_prefix(base_url)}/avatars/{escape(avatar_id)}.png"
+        return f'<img src="{src}" alt="{escape(label)}">'
+    return _PLACEHOLDER.format(label=escape(label))
+
+
+def error_page(kind: str, base_url: str) -> tuple[int, str]:
+    status, heading, message = _ERRORS[kind]
+    content = _ERROR.substitute(status=status, heading=escape(heading), message=escape(message))
+    return status, _document(base_url, heading, "error", content)
+
+
+async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, str]:
+    """An active route's conversation page; 404 for an unknown id, 410 once inactive."""
+    route = await route_domain.find_route(ctx, route_id)
+    if route is None:
+        return error_page("unknown_route", base_url)
+    agent = await ctx.store.get_agent(route.agent_id)
+    if agent is None or route.status(ctx.clock.now_ms()) != "active":
+        return error_page("inactive_route", base_url)
+    greeting = ""
+    if agent.greeting:
+        greeting = f'<p class="message assistant">{escape(agent.greeting)}</p>'
+    content = _ROUTE.substitute(
+        portrait=_portrait(ctx, base_url, agent.avatar_id, agent.name),
+        name=escape(agent.name),
+        greeting=greeting,
+    )
+    canonical = f'<link rel="canonical" href="{escape(base_url)}/r/{escape(route_id)}">'
+    return 200, _document(base_url, agent.name, "conversation", content, canonical)
+
+
+async def session_page(ctx: Context, session_id: str, base_url: str) -> tuple[int, str]:
+    """A session's page: "connecting" until ready (the script polls the status endpoint)."""
+    session = await session_domain.find_session(ctx, session_id)
+    if session is None:
+        return error_page("unknown_session", base_url)
+    status = session.status(ctx.clock.now_ms())
+    if status == "stopped":
+        return error_page("ended_session", base_url)
+    state, state_text = _SESSION_STATES[status]
+    content = _SESSION.substitute(
+        portrait=_portrait(ctx, base_url, session.avatar_id, "Avatar"),
+        state=state,
+        state_text=state_text,
+        status_url=f"{_prefix(base_url)}/i/{escape(session_id)}/status",
+    )
+    script = ASSETS["pages.js"]
+    head = (
+        f'<link rel="canonical" href="{escape(base_url)}/i/{escape(session_id)}">\n'
+        f'<script src="{_prefix(base_url)}/static/pages.js?v={script.version}" defer></script>'
+    )
+    return 200, _document(base_url, "Avatar session", "session", content, head)

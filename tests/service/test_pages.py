@@ -1,0 +1,285 @@
+"""SPEC 5: the public pages /r/{route_id} and /i/{session_id}, their status endpoint, headers
+and static files."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from service.settings import SettingsError, load_settings
+
+PAGES_JS = Path(__file__).parents[2] / "service" / "pages" / "static" / "pages.js"
+
+
+class _Links(HTMLParser):
+    """Collects the href/src of every element and the names of form controls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.controls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [value for name, value in attrs if name in ("href", "src") and value]
+        if tag in ("input", "textarea", "button", "form", "select"):
+            self.controls.append(tag)
+
+
+def parse(html: str) -> _Links:
+    parser = _Links()
+    parser.feed(html)
+    return parser
+
+
+def assert_page_headers(response, frame_ancestors: str = "*") -> None:
+    policy = response.headers["content-security-policy"]
+    assert f"frame-ancestors {frame_ancestors}" in policy
+    assert "script-src 'self'" in policy
+    assert response.headers["referrer-policy"] == "no-referrer"
+    assert "x-frame-options" not in response.headers
+
+
+def assert_html(response, status: int) -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("text/html")
+    assert_page_headers(response)
+    html = response.text
+    assert '<meta name="viewport"' in html
+    return html
+
+
+@pytest.fixture
+def published(api, alice) -> dict:
+    avatar = api.avatar(alice)
+    agent = api.agent(
+        alice, name="Ada", greeting="Hello! Ask me anything.", avatar_id=avatar["avatar_id"]
+    )
+    route = api.route(alice, agent["agent_id"])
+    return {"avatar": avatar, "agent": agent, "route": route}
+
+
+def start_session(api, auth: dict) -> dict:
+    avatar = api.avatar(auth)
+    response = api.post(
+        "/v1/interactive/start_session", auth, json={"avatar_id": avatar["avatar_id"]}
+    )
+    assert response.status_code == 200, response.text
+    return response.json()["data"]["session"]
+
+
+# Routes
+
+
+def test_route_page_shows_avatar_name_greeting_and_ready_state(api, published):
+    html = assert_html(api.get(f"/r/{published['route']['id']}"), 200)
+    assert "<title>Ada</title>" in html
+    assert '<h1 class="name">Ada</h1>' in html
+    assert "Hello! Ask me anything." in html
+    assert 'data-state="ready"' in html
+    page = parse(html)
+    assert f"/avatars/{published['avatar']['avatar_id']}.png" in page.links
+    assert page.controls == []  # the conversation input arrives with live conversations
+
+
+def test_every_link_of_a_page_is_served(api, published):
+    page = parse(api.get(f"/r/{published['route']['id']}").text)
+    for link in page.links:
+        path = re.sub(r"^https?://[^/]+", "", link)
+        assert api.get(path).status_code == 200, link
+
+
+def test_route_page_without_avatar_shows_a_placeholder(api, alice):
+    agent = api.agent(alice, name="Plain")
+    html = assert_html(api.get(f"/r/{api.route(alice, agent['agent_id'])['id']}"), 200)
+    assert '<svg class="placeholder"' in html
+    assert "<img" not in html
+    assert 'class="message' not in html  # no greeting configured
+
+
+def test_user_text_is_escaped(api, alice):
+    name = '<script>alert("n")</script>'
+    greeting = "\"><img src=x onerror=alert('g')> & more"
+    agent = api.agent(alice, name=name, greeting=greeting)
+    html = api.get(f"/r/{api.route(alice, agent['agent_id'])['id']}").text
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(&quot;n&quot;)&lt;/script&gt;" in html
+    assert "&quot;&gt;&lt;img src=x onerror=alert(&#x27;g&#x27;)&gt; &amp; more" in html
+
+
+def test_unknown_route_is_a_404_page(api):
+    html = assert_html(api.get("/r/rt_doesnotexist"), 404)
+    assert "does not exist" in html
+
+
+def test_revoked_route_is_a_410_page(api, alice, published):
+    route_id = published["route"]["id"]
+    assert api.post(f"/v1/agent-routes/{route_id}/revoke", alice).status_code == 200
+    html = assert_html(api.get(f"/r/{route_id}"), 410)
+    assert "no longer active" in html
+    assert "Ada" not in html
+
+
+def test_route_page_closes_the_instant_the_route_expires(api, alice):
+    agent = api.agent(alice)
+    route = api.route(alice, agent["agent_id"], validity_seconds=60)
+    api.clock.advance(59.999)
+    assert_html(api.get(f"/r/{route['id']}"), 200)
+    api.clock.advance(0.001)
+    assert "no longer active" in assert_html(api.get(f"/r/{route['id']}"), 410)
+
+
+def test_deleting_the_agent_closes_its_pages(api, alice, published):
+    agent_id = published["agent"]["agent_id"]
+    assert api.post(f"/v1/agents/{agent_id}/delete", alice).status_code == 200
+    assert_html(api.get(f"/r/{published['route']['id']}"), 410)
+
+
+def test_page_links_use_the_interactive_url(make_api):
+    api = make_api(interactive_url="https://avatars.example.com/talk")
+    auth = api.key()
+    agent = api.agent(auth)
+    route = api.route(auth, agent["agent_id"])
+    assert route["url"] == f"https://avatars.example.com/talk/r/{route['id']}"
+    page = parse(api.get(f"/r/{route['id']}").text)
+    assert route["url"] in page.links  # the canonical link
+    assert any(link.startswith("/talk/static/pages.css?v=") for link in page.links)
+
+
+# Headers
+
+
+def test_frame_ancestors_is_configurable(make_api):
+    api = make_api(frame_ancestors="'self' https://embed.example")
+    response = api.get("/r/rt_unknown")
+    assert_page_headers(response, "'self' https://embed.example")
+
+
+@pytest.mark.parametrize("value", ["*; script-src *", "a,b", "x\x00y", "  "])
+def test_frame_ancestors_cannot_inject_directives(value):
+    with pytest.raises(SettingsError, match="AVATAR_FRAME_ANCESTORS"):
+        load_settings({"AVATAR_FRAME_ANCESTORS": value})
+
+
+def test_status_endpoint_has_the_page_headers(api, alice):
+    session = start_session(api, alice)
+    for path in (f"/i/{session['session_id']}/status", "/i/ses_unknown/status"):
+        assert_page_headers(api.get(path))
+
+
+# Sessions
+
+
+def test_session_page_connects_then_turns_ready(make_api, wait_until):
+    api = make_api(session_warmup_s=5)
+    auth = api.key()
+    session_id = start_session(api, auth)["session_id"]
+    status_path = f"/i/{session_id}/status"
+
+    html = assert_html(api.get(f"/i/{session_id}"), 200)
+    assert 'data-state="connecting"' in html and "Connecting…" in html
+    assert f'data-status-url="{status_path}"' in html
+    script = next(link for link in parse(html).links if "pages.js" in link)
+    assert api.get(script).status_code == 200
+    status = api.get(status_path)
+    assert status.status_code == 200
+    assert status.json() == {"data": {"session_id": session_id, "status": "starting"}}
+
+    api.clock.advance(5)
+    wait_until(lambda: api.get(status_path).json()["data"]["status"] == "ready")
+    assert 'data-state="ready"' in assert_html(api.get(f"/i/{session_id}"), 200)
+
+
+def test_stopped_session_is_a_410_page(api, alice):
+    session_id = start_session(api, alice)["session_id"]
+    body = {"session_ids": [session_id]}
+    assert api.post("/v1/interactive/stop_sessions", alice, json=body).status_code == 200
+    assert "has ended" in assert_html(api.get(f"/i/{session_id}"), 410)
+    assert api.get(f"/i/{session_id}/status").json()["data"]["status"] == "stopped"
+
+
+def test_session_page_closes_at_the_maximum_duration(make_api):
+    api = make_api(session_max_s=30)
+    session_id = start_session(api, api.key())["session_id"]
+    api.clock.advance(30)
+    assert_html(api.get(f"/i/{session_id}"), 410)
+
+
+def test_unknown_session(api):
+    assert "does not exist" in assert_html(api.get("/i/ses_unknown"), 404)
+    response = api.get("/i/ses_unknown/status")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+# Static files
+
+
+def test_static_files_are_cached_by_version(api, alice):
+    session_id = start_session(api, alice)["session_id"]
+    page = parse(api.get(f"/i/{session_id}").text)
+    for link in page.links:
+        if link.startswith("/static/"):
+            response = api.get(link)
+            assert response.status_code == 200
+            assert "immutable" in response.headers["cache-control"]
+            assert response.headers["content-type"].split(";")[0] in ("text/css", "text/javascript")
+    unversioned = api.get("/static/pages.js")
+    assert "immutable" not in unversioned.headers["cache-control"]
+    assert api.get("/static/nope.js").status_code == 404
+
+
+# The page script, run in Node against a stub DOM and a scripted status endpoint.
+
+_DRIVER = """
+const statuses = %s;
+const element = {
+  dataset: { state: "connecting", statusUrl: "/i/ses_x/status" },
+  text: "Connecting…",
+  querySelector() { return { set textContent(v) { element.text = v; } }; },
+};
+const seen = [];
+global.document = { querySelector: () => element, body: { dataset: {} } };
+global.window = { setTimeout: (fn) => setImmediate(fn) };
+global.fetch = async (url, options) => {
+  seen.push({ url, credentials: options.credentials });
+  const next = statuses.shift();
+  if (next === undefined) { return new Promise(() => {}); }  // the page keeps waiting
+  return { status: next[0], ok: next[0] === 200, json: async () => next[1] };
+};
+require(process.argv[2]);
+setTimeout(() => {
+  console.log(JSON.stringify({ state: element.dataset.state, text: element.text, seen }));
+}, 200);
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page script")
+@pytest.mark.parametrize(
+    ("answers", "state", "text"),
+    [
+        ([[200, {"data": {"status": "starting"}}], [503, {}], [200, {"data": {"status": "ready"}}]],
+         "ready", "Ready"),
+        ([[200, {"data": {"status": "starting"}}], [200, {"data": {"status": "stopped"}}]],
+         "ended", "This session has ended."),
+        ([[404, {}]], "ended", "This session has ended."),
+    ],
+)  # fmt: skip
+def test_page_script_switches_state_without_reload(tmp_path, answers, state, text):
+    driver = tmp_path / "driver.js"
+    driver.write_text(_DRIVER % json.dumps(answers))
+    result = subprocess.run(
+        ["node", str(driver), str(PAGES_JS)], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert (outcome["state"], outcome["text"]) == (state, text)
+    # Polling goes on after "ready" (to notice the end), never after "ended".
+    assert len(outcome["seen"]) == len(answers) + (state == "ready")
+    assert {call["url"] for call in outcome["seen"]} == {"/i/ses_x/status"}
+    assert {call["credentials"] for call in outcome["seen"]} == {"omit"}
