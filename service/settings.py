@@ -123,7 +123,9 @@ def _frame_ancestors(text: str) -> str:
     a `;`, `,` or control character would smuggle other directives into the header."""
     value = " ".join(text.split())
     if not value or any(ch in value for ch in ";,") or not value.isprintable():
-        raise ValueError("must be CSP frame-ancestors sources such as * or 'self' https://a.example")
+        raise ValueError(
+            "must be CSP frame-ancestors sources such as * or 'self' https://a.example"
+        )
     return value
 
 

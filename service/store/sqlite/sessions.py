@@ -90,6 +90,9 @@ class SessionsMixin(SqliteBase):
     ) -> bool:
         return await self._write(_stop, session_id, stopped_ms, reason, usage)
 
+    async def add_usage(self, usage: UsageRecord) -> None:
+        await self._write(_insert_usage, usage)
+
     async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]:
         sql = f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms <= ? LIMIT ?"
         return self._all(sql, (now_ms, limit), _session)

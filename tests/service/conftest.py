@@ -1,0 +1,120 @@
+"""Fixtures: an app built from the factory over a temporary data dir, a clock the test moves,
+and API keys for several owners."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from litestar.testing import TestClient
+from PIL import Image
+
+from service.app import create_app
+from service.clock import ManualClock
+from service.domain.keys import create_key
+from service.settings import load_settings
+
+
+class Api:
+    """A test client plus the helpers most tests need."""
+
+    def __init__(self, client: TestClient, clock: ManualClock) -> None:
+        self.client = client
+        self.clock = clock
+        self.ctx = client.app.state.ctx
+
+    def key(self, owner: str = "alice") -> dict[str, str]:
+        """Authorization headers with a fresh key of `owner`."""
+        with self.client.portal() as portal:
+            plaintext, _ = portal.call(create_key, self.ctx.store, self.ctx.clock, owner)
+        return {"Authorization": f"Bearer {plaintext}"}
+
+    def call(self, method: str, path: str, auth: dict | None, **kwargs):
+        return self.client.request(method, path, headers=auth or {}, **kwargs)
+
+    def get(self, path: str, auth: dict | None = None, **kwargs):
+        return self.call("GET", path, auth, **kwargs)
+
+    def post(self, path: str, auth: dict | None = None, **kwargs):
+        return self.call("POST", path, auth, **kwargs)
+
+    def agent(self, auth: dict, **fields) -> dict:
+        response = self.post("/v1/agents", auth, json={"name": "Ada", **fields})
+        assert response.status_code == 201, response.text
+        return response.json()["data"]
+
+    def route(self, auth: dict, agent_id: str, **fields) -> dict:
+        response = self.post(f"/v1/agents/{agent_id}/routes", auth, json=fields)
+        assert response.status_code == 201, response.text
+        return response.json()["data"]
+
+    def avatar(self, auth: dict, image: bytes | None = None, name: str | None = None) -> dict:
+        data = {"name": name} if name is not None else None
+        files = {"image": ("face.png", image or png_bytes(), "image/png")}
+        response = self.post("/v1/avatars", auth, files=files, data=data)
+        assert response.status_code == 201, response.text
+        return response.json()["data"]
+
+
+def png_bytes(width: int = 32, height: int = 24, mode: str = "RGB", fmt: str = "PNG") -> bytes:
+    image = Image.new(mode, (width, height))
+    for x in range(width):
+        image.putpixel((x, x % height), (255, 128, 0) if mode == "RGB" else (255, 128, 0, 200))
+    out = io.BytesIO()
+    image.save(out, format=fmt)
+    return out.getvalue()
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Poll for background work (in real time; the test clock does not move)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.01)
+
+
+@pytest.fixture(name="wait_until")
+def wait_until_fixture() -> Callable[..., None]:
+    return wait_until
+
+
+@pytest.fixture(name="png_bytes")
+def png_bytes_fixture() -> Callable[..., bytes]:
+    return png_bytes
+
+
+@pytest.fixture
+def make_api(tmp_path: Path) -> Iterator[Callable[..., Api]]:
+    """Build an app with settings overrides (e.g. `session_warmup_s=5`)."""
+    clients: list[TestClient] = []
+
+    def build(**overrides) -> Api:
+        settings = load_settings({}, data_dir=tmp_path / f"data{len(clients)}", **overrides)
+        clock = ManualClock()
+        client = TestClient(create_app(settings, clock))
+        client.__enter__()
+        clients.append(client)
+        return Api(client, clock)
+
+    yield build
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def api(make_api) -> Api:
+    return make_api()
+
+
+@pytest.fixture
+def alice(api: Api) -> dict[str, str]:
+    return api.key("alice")
+
+
+@pytest.fixture
+def bob(api: Api) -> dict[str, str]:
+    return api.key("bob")

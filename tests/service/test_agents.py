@@ -1,0 +1,112 @@
+"""SPEC 3: agents."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_create_get_list(api, alice):
+    avatar = api.avatar(alice)
+    body = {
+        "name": "Ada",
+        "avatar_id": avatar["avatar_id"],
+        "voice_id": "v1",
+        "instruction": "Be brief.",
+        "llm_model": "llama3",
+        "greeting": "Hello!",
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    }
+    response = api.post("/v1/agents", alice, json=body)
+    assert response.status_code == 201
+    agent = response.json()["data"]
+    assert {k: agent[k] for k in body} == body
+    assert agent["model"] == "metis-2.5"
+    assert agent["created_at"] == agent["updated_at"]
+    assert api.get(f"/v1/agents/{agent['agent_id']}", alice).json()["data"] == agent
+    items = api.get("/v1/agents", alice).json()["data"]["items"]
+    assert [a["agent_id"] for a in items] == [agent["agent_id"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 101}, "name"),
+        ({"name": 3}, "name"),
+        ({"name": "a", "instruction": "x" * 20_001}, "instruction"),
+        ({"name": "a", "greeting": "x" * 1_001}, "greeting"),
+        ({"name": "a", "tools": "search"}, "tools"),
+        ({"name": "a", "tools": {"blob": "x" * 70_000}}, "tools"),
+        ({"name": "a", "model": "metis-1"}, "model"),
+        ({"name": "a", "avatar_id": "av_missing"}, "avatar_id"),
+        ({"name": "a", "agent_id": "agt_mine"}, "agent_id"),
+    ],
+)
+def test_create_validation(api, alice, body, field):
+    response = api.post("/v1/agents", alice, json=body)
+    assert response.status_code == 422, response.text
+    assert [d["field"] for d in response.json()["error"]["details"]] == [field]
+
+
+def test_avatar_of_another_owner_is_refused(api, alice, bob):
+    foreign = api.avatar(bob)
+    response = api.post("/v1/agents", alice, json={"name": "a", "avatar_id": foreign["avatar_id"]})
+    assert response.status_code == 422
+
+
+def test_partial_update(api, alice):
+    agent = api.agent(alice, greeting="Hi", voice_id="v1")
+    api.clock.advance(3)
+    path = f"/v1/agents/{agent['agent_id']}/update"
+    response = api.post(path, alice, json={"name": "Bea", "greeting": None})
+    assert response.status_code == 200
+    updated = response.json()["data"]
+    assert updated["name"] == "Bea"
+    assert updated["greeting"] is None
+    assert updated["voice_id"] == "v1"
+    assert updated["updated_at"] == "2026-01-01T00:00:03.000Z"
+    assert updated["created_at"] == agent["created_at"]
+    for body in ({"name": None}, {"model": "other"}, {"agent_id": "x"}, {"tools": 5}):
+        assert api.post(path, alice, json=body).status_code == 422, body
+
+
+def test_foreign_agent_is_404(api, alice, bob):
+    agent = api.agent(alice)
+    aid = agent["agent_id"]
+    assert api.get(f"/v1/agents/{aid}", bob).status_code == 404
+    assert api.post(f"/v1/agents/{aid}/update", bob, json={"name": "x"}).status_code == 404
+    assert api.post(f"/v1/agents/{aid}/delete", bob).status_code == 404
+    assert api.get("/v1/agents", bob).json()["data"]["items"] == []
+
+
+def test_delete_revokes_routes_which_stay_readable(api, alice):
+    agent = api.agent(alice)
+    aid = agent["agent_id"]
+    routes = [api.route(alice, aid), api.route(alice, aid, validity_seconds=100)]
+    response = api.post(f"/v1/agents/{aid}/delete", alice)
+    assert response.status_code == 200
+    assert response.json()["data"] == agent
+    assert api.get(f"/v1/agents/{aid}", alice).status_code == 404
+    assert api.post(f"/v1/agents/{aid}/delete", alice).status_code == 404
+    assert api.post(f"/v1/agents/{aid}/routes", alice, json={}).status_code == 404
+    for route in routes:
+        data = api.get(f"/v1/agent-routes/{route['id']}", alice).json()["data"]
+        assert data["status"] == "revoked"
+    listed = api.get("/v1/agent-routes", alice, params={"agent_id": aid}).json()["data"]["items"]
+    assert len(listed) == 2
+
+
+def test_agents_paginate(api, alice):
+    created = []
+    for index in range(5):
+        created.append(api.agent(alice, name=f"agent {index}")["agent_id"])
+        api.clock.advance(1)
+    seen, cursor = [], None
+    while True:
+        params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = api.get("/v1/agents", alice, params=params).json()["data"]
+        seen += [a["agent_id"] for a in page["items"]]
+        if not (cursor := page["next_cursor"]):
+            break
+    assert seen == created[::-1]

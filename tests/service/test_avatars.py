@@ -1,0 +1,106 @@
+"""SPEC 2a: avatars."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+
+def test_upload_png_list_get_and_public_image(api, alice, png_bytes):
+    avatar = api.avatar(alice, png_bytes(40, 30), name="Face")
+    assert avatar["width"] == 40 and avatar["height"] == 30
+    assert avatar["source"] == "upload"
+    assert avatar["name"] == "Face"
+    assert avatar["avatar_id"].startswith("av_")
+    assert api.get(f"/v1/avatars/{avatar['avatar_id']}", alice).json()["data"] == avatar
+    listed = api.get("/v1/avatars", alice).json()["data"]["items"]
+    assert [a["avatar_id"] for a in listed] == [avatar["avatar_id"]]
+    public = api.get(f"/avatars/{avatar['avatar_id']}.png")
+    assert public.status_code == 200
+    assert public.headers["content-type"] == "image/png"
+    assert "max-age" in public.headers["cache-control"]
+    assert Image.open(io.BytesIO(public.content)).size == (40, 30)
+    assert avatar["image_url"].endswith(f"/avatars/{avatar['avatar_id']}.png")
+
+
+def test_jpeg_is_reencoded_as_png(api, alice, png_bytes):
+    jpeg = png_bytes(64, 48, fmt="JPEG")
+    avatar = api.avatar(alice, jpeg)
+    served = api.get(f"/avatars/{avatar['avatar_id']}.png").content
+    assert served != jpeg
+    image = Image.open(io.BytesIO(served))
+    assert image.format == "PNG" and image.size == (64, 48)
+
+
+def test_png_with_alpha_keeps_it(api, alice, png_bytes):
+    avatar = api.avatar(alice, png_bytes(8, 8, mode="RGBA"))
+    image = Image.open(io.BytesIO(api.get(f"/avatars/{avatar['avatar_id']}.png").content))
+    assert image.mode == "RGBA"
+
+
+def _upload(api, auth, content: bytes | None, name=None, field="image"):
+    files = {field: ("x.png", content, "image/png")} if content is not None else None
+    data = {"name": name} if name is not None else None
+    return api.post("/v1/avatars", auth, files=files, data=data)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not an image", b"\x89PNG\r\n\x1a\n" + b"\0" * 40, b"GIF89a" + b"\0" * 30, b""],
+)
+def test_non_images_are_refused(api, alice, content):
+    response = _upload(api, alice, content)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["details"][0]["field"] == "image"
+
+
+def test_gif_is_refused(api, alice, png_bytes):
+    response = _upload(api, alice, png_bytes(8, 8, fmt="GIF"))
+    assert response.status_code == 422
+
+
+def test_truncated_png_is_refused(api, alice, png_bytes):
+    data = png_bytes(200, 200)
+    response = _upload(api, alice, data[: len(data) // 2])
+    assert response.status_code == 422
+
+
+def test_sides_over_4096_are_refused(api, alice):
+    image = Image.new("L", (4097, 1))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    response = _upload(api, alice, out.getvalue())
+    assert response.status_code == 422
+    assert "4096" in response.json()["error"]["message"]
+
+
+def test_missing_image_and_long_name(api, alice, png_bytes):
+    assert _upload(api, alice, png_bytes(), field="picture").status_code == 422
+    assert _upload(api, alice, png_bytes(), name="n" * 101).status_code == 422
+
+
+def test_upload_over_10_mb_is_413(api, alice):
+    response = _upload(api, alice, b"\0" * (10 * 1024 * 1024 + 70_000))
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+def test_delete_and_owner_isolation(api, alice, bob):
+    avatar = api.avatar(alice)
+    aid = avatar["avatar_id"]
+    assert api.get(f"/v1/avatars/{aid}", bob).status_code == 404
+    assert api.post(f"/v1/avatars/{aid}/delete", bob).status_code == 404
+    assert api.get("/v1/avatars", bob).json()["data"]["items"] == []
+    response = api.post(f"/v1/avatars/{aid}/delete", alice)
+    assert response.status_code == 200
+    assert response.json()["data"]["avatar_id"] == aid
+    assert api.get(f"/v1/avatars/{aid}", alice).status_code == 404
+    assert api.get(f"/avatars/{aid}.png").status_code == 404
+    assert api.post(f"/v1/avatars/{aid}/delete", alice).status_code == 404
+
+
+def test_public_image_paths(api):
+    assert api.get("/avatars/av_missing.png").status_code == 404
+    assert api.get("/avatars/av_missing.jpg").status_code == 404

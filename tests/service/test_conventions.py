@@ -1,0 +1,170 @@
+"""SPEC 1: authentication, the error body, limits, ids, timestamps, OpenAPI, health."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from service.domain.keys import revoke_key
+
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$")
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert body["error"]["code"] == code
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    return body["error"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer ak_nope"},
+        {"Authorization": "Basic abc"},
+        {"Authorization": ""},
+    ],
+)
+def test_v1_requires_a_valid_bearer_key(api, headers):
+    response = api.get("/v1/agents", headers)
+    assert_error(response, 401, "UNAUTHORIZED")
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_revoked_key_is_refused(make_api):
+    api = make_api(key_cache_ttl_s=0)
+    auth = api.key("alice")
+    assert api.get("/v1/agents", auth).status_code == 200
+    with api.client.portal() as portal:
+        key = portal.call(api.ctx.store.list_keys)[0]
+        portal.call(revoke_key, api.ctx.store, api.ctx.clock, key.key_id)
+    assert_error(api.get("/v1/agents", auth), 401, "UNAUTHORIZED")
+
+
+def test_revocation_reaches_a_worker_after_the_cache_ttl(make_api):
+    api = make_api(key_cache_ttl_s=30)
+    auth = api.key("alice")
+    assert api.get("/v1/agents", auth).status_code == 200
+    with api.client.portal() as portal:
+        key = portal.call(api.ctx.store.list_keys)[0]
+        portal.call(revoke_key, api.ctx.store, api.ctx.clock, key.key_id)
+    api.clock.advance(31)
+    assert_error(api.get("/v1/agents", auth), 401, "UNAUTHORIZED")
+
+
+def test_last_used_is_recorded_at_most_once_a_minute(api, alice, wait_until):
+    def last_used():
+        with api.client.portal() as portal:
+            return portal.call(api.ctx.store.list_keys)[0].last_used_ms
+
+    assert last_used() is None
+    start = api.clock.now_ms()
+    api.get("/v1/agents", alice)
+    wait_until(lambda: last_used() == start)
+    api.clock.advance(30)
+    api.get("/v1/agents", alice)
+    assert last_used() == start
+    api.clock.advance(31)
+    api.get("/v1/agents", alice)
+    wait_until(lambda: last_used() == start + 61_000)
+
+
+def test_unknown_path_and_method(api, alice):
+    assert_error(api.get("/nowhere"), 404, "NOT_FOUND")
+    assert_error(api.get("/v1/nowhere", alice), 404, "NOT_FOUND")
+    response = api.call("PUT", "/v1/agents", alice)
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+
+
+@pytest.mark.parametrize("body", [b"{", b"{'a': 1}", b"\xff\xfe", b'{"name": "x",}'])
+def test_unparseable_json_is_400(api, alice, body):
+    response = api.post("/v1/agents", alice, content=body)
+    assert_error(response, 400, "BAD_REQUEST")
+
+
+def test_json_body_over_one_mib_is_413(api, alice):
+    body = b'{"name": "' + b"a" * (1024 * 1024) + b'"}'
+    assert_error(api.post("/v1/agents", alice, content=body), 413, "PAYLOAD_TOO_LARGE")
+
+
+def test_unknown_fields_are_rejected(api, alice):
+    error = assert_error(
+        api.post("/v1/agents", alice, json={"name": "a", "nmae": "b"}), 422, "VALIDATION_ERROR"
+    )
+    message = "Object contains unknown field `nmae`"
+    assert error["details"] == [{"field": "nmae", "message": message}]
+
+
+def test_non_object_body_is_422(api, alice):
+    assert_error(api.post("/v1/agents", alice, json=[1, 2]), 422, "VALIDATION_ERROR")
+
+
+def test_rate_limit_per_key(make_api):
+    api = make_api(rate_limit=2)  # burst 4
+    alice, bob = api.key("alice"), api.key("bob")
+    for _ in range(4):
+        assert api.get("/v1/agents", alice).status_code == 200
+    response = api.get("/v1/agents", alice)
+    assert_error(response, 429, "RATE_LIMITED")
+    assert int(response.headers["retry-after"]) >= 1
+    assert api.get("/v1/agents", bob).status_code == 200  # buckets are per key
+    api.clock.advance(0.5)  # refills one token at 2/s
+    assert api.get("/v1/agents", alice).status_code == 200
+    assert api.get("/v1/agents", alice).status_code == 429
+
+
+def test_ids_and_timestamps(api, alice):
+    agent = api.agent(alice)
+    assert re.fullmatch(r"agt_[A-Za-z0-9_-]{22}", agent["agent_id"])
+    assert TIMESTAMP.match(agent["created_at"])
+    route = api.route(alice, agent["agent_id"])
+    assert re.fullmatch(r"rt_[A-Za-z0-9_-]{22}", route["id"])
+
+
+def test_healthz(api):
+    response = api.get("/healthz")
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert data["status"] == "ok"
+    assert "native" in data["kernels"]["available"]
+    assert isinstance(data["version"], str)
+
+
+def test_openapi_documents_every_endpoint_and_the_error_body(api):
+    schema = api.get("/schema/openapi.json").json()
+    paths = schema["paths"]
+    for path in [
+        "/v1/agents",
+        "/v1/agents/{agent_id}",
+        "/v1/agents/{agent_id}/update",
+        "/v1/agents/{agent_id}/delete",
+        "/v1/agents/{agent_id}/routes",
+        "/v1/agent-routes",
+        "/v1/agent-routes/{route_id}",
+        "/v1/agent-routes/{route_id}/update",
+        "/v1/agent-routes/{route_id}/revoke",
+        "/v1/avatars",
+        "/v1/avatars/{avatar_id}",
+        "/v1/avatars/{avatar_id}/delete",
+        "/v1/interactive/start_session",
+        "/v1/interactive/list",
+        "/v1/interactive/sessions/{session_id}",
+        "/v1/interactive/stop_sessions",
+        "/v1/usage",
+        "/healthz",
+        "/i/{session_id}/status",
+    ]:
+        assert path in paths, path
+    create = paths["/v1/agents/{agent_id}/routes"]["post"]
+    body = create["requestBody"]["content"]["application/json"]["schema"]
+    assert body["additionalProperties"] is False
+    assert body["properties"]["validity_seconds"]["anyOf"][0]["type"] == "integer"
+    assert create["responses"]["422"]["content"]["application/json"]["schema"]["$ref"] == (
+        "#/components/schemas/Error"
+    )
+    assert create["security"] == [{"BearerAuth": []}]
+    assert "Error" in schema["components"]["schemas"]

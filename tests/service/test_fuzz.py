@@ -1,0 +1,296 @@
+"""No input yields a 500: every endpoint is fuzzed with malformed and hostile requests
+(hypothesis), and schemathesis checks the API against its own OpenAPI document.
+
+4xx answers on the API must carry the SPEC 1 error body; the HTML pages answer 200/404/410."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from litestar.testing import TestClient
+from PIL import Image
+
+from service.app import create_app
+from service.domain.keys import create_key
+from service.settings import load_settings
+
+# (method, path template) of every endpoint the app serves; `test_every_endpoint_is_fuzzed`
+# fails when one is added without being listed here.
+ENDPOINTS = [
+    ("GET", "/healthz"),
+    ("GET", "/avatars/{file_name}"),
+    ("GET", "/r/{route_id}"),
+    ("GET", "/i/{session_id}"),
+    ("GET", "/i/{session_id}/status"),
+    ("GET", "/static/{name}"),
+    ("POST", "/v1/avatars"),
+    ("GET", "/v1/avatars"),
+    ("GET", "/v1/avatars/{avatar_id}"),
+    ("POST", "/v1/avatars/{avatar_id}/delete"),
+    ("POST", "/v1/agents"),
+    ("GET", "/v1/agents"),
+    ("GET", "/v1/agents/{agent_id}"),
+    ("POST", "/v1/agents/{agent_id}/update"),
+    ("POST", "/v1/agents/{agent_id}/delete"),
+    ("POST", "/v1/agents/{agent_id}/routes"),
+    ("GET", "/v1/agents/{agent_id}/routes"),
+    ("GET", "/v1/agent-routes"),
+    ("GET", "/v1/agent-routes/{route_id}"),
+    ("POST", "/v1/agent-routes/{route_id}/update"),
+    ("POST", "/v1/agent-routes/{route_id}/revoke"),
+    ("POST", "/v1/interactive/start_session"),
+    ("GET", "/v1/interactive/list"),
+    ("GET", "/v1/interactive/sessions/{session_id}"),
+    ("POST", "/v1/interactive/stop_sessions"),
+    ("GET", "/v1/usage"),
+]
+HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
+FIELDS = [
+    "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
+    "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
+]  # fmt: skip
+QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v"]
+ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+FUZZ = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+)
+
+
+class World:
+    """One app with a few real resources, shared by the fuzzing tests of this module."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+        ctx = client.app.state.ctx
+        with client.portal() as portal:
+            plaintext, _ = portal.call(create_key, ctx.store, ctx.clock, "fuzzer")
+        self.auth = {"Authorization": f"Bearer {plaintext}"}
+        self.ids = self._create_resources()
+
+    def _create_resources(self) -> dict[str, str]:
+        image = {"image": ("a.png", png(8, 8), "image/png")}
+        avatar = self.post_ok("/v1/avatars", files=image)["avatar_id"]
+        agent = self.post_ok("/v1/agents", json={"name": "F", "avatar_id": avatar})["agent_id"]
+        route = self.post_ok(f"/v1/agents/{agent}/routes", json={})["id"]
+        session = self.post_ok("/v1/interactive/start_session", json={"avatar_id": avatar})
+        return {
+            "avatar_id": avatar,
+            "file_name": f"{avatar}.png",
+            "agent_id": agent,
+            "route_id": route,
+            "session_id": session["session"]["session_id"],
+            "name": "pages.css",
+        }
+
+    def post_ok(self, path: str, **kwargs: Any) -> Any:
+        response = self.client.post(path, headers=self.auth, **kwargs)
+        assert response.status_code in (200, 201), response.text
+        return response.json()["data"]
+
+
+def png(width: int, height: int, fmt: str = "PNG") -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (90, 120, 200)).save(out, format=fmt)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Iterator[World]:
+    data_dir = tmp_path_factory.mktemp("fuzz")
+    app = create_app(load_settings({}, data_dir=data_dir, rate_limit=1e9))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield World(client)
+
+
+# Strategies
+
+huge_ints = st.sampled_from([2**63, -(2**63) - 1, 10**40, -1, 0, 315_360_001, 2**53 + 1])
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | huge_ints
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=50)
+    | st.sampled_from(["", "\x00", "\ud7ff\U0010ffff", "a" * 20_001, "🙂" * 101, "rt_", "null"])
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+objects = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=12), json_values, max_size=5)
+raw_bodies = st.sampled_from(
+    [
+        b"",
+        b"{",
+        b"null",
+        b"[]",
+        b'"text"',
+        b"1e999999",
+        b"NaN",
+        b'{"name": 1e400}',
+        b'{"validity_seconds": 1e400}',
+        b"\xff\xfe\x00",
+        b'{"name": "a", "name": "b"}',
+        b'{"name": "\\ud800"}',
+        b"[" * 50_000 + b"]" * 50_000,
+        b'{"tools": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+        b'{"tools": ' + b"{" * 3_000 + b"}" * 3_000 + b"}",
+    ]
+) | st.binary(max_size=200)
+
+
+@st.composite
+def json_request(draw) -> dict[str, Any]:
+    if draw(st.booleans()):
+        body = json.dumps(draw(objects | json_values), ensure_ascii=draw(st.booleans()))
+        content = body.encode("utf-8", "surrogatepass")
+    else:
+        content = draw(raw_bodies)
+    content_type = draw(
+        st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded"])
+    )
+    return {"content": content, "headers": {"Content-Type": content_type}}
+
+
+def _multipart(parts: list[tuple[str, str | None, bytes, str]], boundary: str) -> bytes:
+    out = []
+    for name, filename, data, media_type in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: {media_type}\r\n\r\n"
+        out.append(head.encode("utf-8") + data + b"\r\n")
+    return b"".join(out) + f"--{boundary}--\r\n".encode()
+
+
+IMAGES = {
+    "png": png(4, 4),
+    "jpeg": png(4, 4, "JPEG"),
+    "gif": png(4, 4, "GIF"),
+    "too_wide": png(4097, 1),
+    "bomb": png(5000, 5000),
+    "truncated": png(64, 64)[:60],
+}
+
+
+@st.composite
+def multipart_request(draw) -> dict[str, Any]:
+    boundary = "fuzzboundary"
+    image = draw(st.sampled_from(list(IMAGES.values())) | st.binary(max_size=100))
+    parts = [
+        (draw(st.sampled_from(["image", "file", "name", ""])), "x.png", image, "image/png"),
+        ("name", None, draw(st.text(max_size=120)).encode("utf-8", "surrogatepass"), "text/plain"),
+    ]
+    body = _multipart(draw(st.permutations(parts)), boundary)
+    mangle = draw(st.sampled_from(["none", "truncate", "no_boundary", "other_boundary", "json"]))
+    content_type = f"multipart/form-data; boundary={boundary}"
+    if mangle == "truncate":
+        body = body[: draw(st.integers(0, len(body)))]
+    elif mangle == "no_boundary":
+        content_type = "multipart/form-data"
+    elif mangle == "other_boundary":
+        content_type = "multipart/form-data; boundary=nope"
+    elif mangle == "json":
+        content_type = "application/json"
+    return {"content": body, "headers": {"Content-Type": content_type}}
+
+
+def path_values(world: World, name: str) -> st.SearchStrategy[str]:
+    hostile = st.text(min_size=1, max_size=300) | st.sampled_from(
+        ["..", "%00", "rt_" + "A" * 22, "a" * 5000, "🙂", "ses_x.png", " "]
+    )
+    return st.just(world.ids[name]) | hostile
+
+
+auth_variants = st.sampled_from(["valid", "none", "garbage", "basic"])
+
+
+def _headers(world: World, variant: str) -> dict[str, str]:
+    return {
+        "valid": world.auth,
+        "none": {},
+        "garbage": {"Authorization": "Bearer \x7f\x01 " + "x" * 300},
+        "basic": {"Authorization": "Basic dXNlcjpwYXNz"},
+    }[variant]
+
+
+def assert_no_server_error(response, path_template: str) -> None:
+    assert response.status_code < 500, (response.status_code, response.text[:500])
+    if path_template in HTML_PAGES:
+        assert response.status_code in (200, 404, 410), response.status_code
+        assert response.headers["content-type"].startswith("text/html")
+        return
+    if response.status_code >= 400:
+        body = response.json()
+        assert set(body) == {"error"}, body
+        error = body["error"]
+        assert set(error) <= {"code", "message", "details"}, error
+        assert ERROR_CODE.match(error["code"]), error
+        assert isinstance(error["message"], str) and error["message"], error
+
+
+def test_every_endpoint_is_fuzzed(world):
+    served = set()
+    for route in world.client.app.routes:
+        for method in getattr(route, "methods", ()):
+            if method not in ("HEAD", "OPTIONS") and not route.path.startswith("/schema"):
+                served.add((method, re.sub(r":[a-z]+\}", "}", route.path)))
+    assert served == set(ENDPOINTS)
+
+
+@pytest.mark.parametrize(("method", "template"), ENDPOINTS, ids=[f"{m} {p}" for m, p in ENDPOINTS])
+@FUZZ
+@given(data=st.data())
+def test_no_request_yields_a_server_error(world, method, template, data):
+    names = re.findall(r"\{(\w+)\}", template)
+    path = template.format(
+        **{name: quote(data.draw(path_values(world, name)), safe="") for name in names}
+    )
+    query = data.draw(st.dictionaries(st.sampled_from(QUERY), st.text(max_size=40), max_size=3))
+    headers = _headers(world, data.draw(auth_variants))
+    kwargs: dict[str, Any] = {}
+    if method == "POST":
+        upload = template == "/v1/avatars"
+        kwargs = data.draw(multipart_request() if upload else json_request())
+        headers = {**kwargs.pop("headers"), **headers}
+    response = world.client.request(method, path, params=query, headers=headers, **kwargs)
+    assert_no_server_error(response, template)
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_wrong_methods_get_the_error_body(world, method):
+    for _, template in ENDPOINTS:
+        path = template.format(**world.ids)
+        response = world.client.request(method, path, headers=world.auth)
+        assert response.status_code in (404, 405)
+        assert_no_server_error(response, "")
+
+
+# Schemathesis: the API against its own OpenAPI document.
+
+
+@pytest.fixture(scope="module")
+def api_schema(world):
+    return schemathesis.openapi.from_dict(world.client.get("/schema/openapi.json").json())
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schema.parametrize()
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+def test_api_matches_its_openapi_document(case, world):
+    response = world.client.request(**case.as_transport_kwargs(headers=world.auth))
+    case.validate_response(response)
+    assert_no_server_error(response, "")

@@ -1,0 +1,138 @@
+"""A real `avatar-service serve` process on a free loopback port, and the offline `keys`
+commands against its data dir."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+
+
+def poll(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if result := check():
+                return result
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("the server did not get there in time")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def server(tmp_path):
+    port = free_port()
+    env = {
+        **os.environ,
+        "AVATAR_SESSION_MAX_S": "1",
+        "AVATAR_SWEEP_INTERVAL_S": "0.2",
+        "AVATAR_HTTP_WORKERS": "2",
+    }
+    data_dir = str(tmp_path / "data")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--data-dir", data_dir],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        banner = process.stdout.readline()
+        key = process.stdout.readline().strip()
+        assert "default" in banner, banner
+        base = f"http://127.0.0.1:{port}"
+        poll(lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200)
+        yield base, key, data_dir, env
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        process.stdout.close()
+
+
+def test_serve_end_to_end(server):
+    base, key, _, _ = server
+    auth = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=base, headers=auth, timeout=10) as client:
+        assert client.get("/healthz").json()["data"]["status"] == "ok"
+        assert httpx.get(f"{base}/v1/agents").status_code == 401
+        agent = client.post("/v1/agents", json={"name": "Ada"}).json()["data"]
+        route = client.post(f"/v1/agents/{agent['agent_id']}/routes", json={}).json()["data"]
+        assert route["url"] == f"{base}/r/{route['id']}"
+        assert client.get(f"/v1/agent-routes/{route['id']}").json()["data"] == route
+        assert client.get("/schema/openapi.json").status_code == 200
+
+        # The sweeper of `serve` closes the session after AVATAR_SESSION_MAX_S and bills it.
+        files = {"image": ("a.png", _tiny_png(), "image/png")}
+        avatar = client.post("/v1/avatars", files=files).json()["data"]
+        body = {"avatar_id": avatar["avatar_id"]}
+        start = client.post("/v1/interactive/start_session", json=body)
+        sid = start.json()["data"]["session"]["session_id"]
+        usage = poll(lambda: client.get("/v1/usage").json()["data"]["items"])
+        assert usage[0]["ref_id"] == sid and usage[0]["seconds"] == 1.0
+
+
+def test_keys_commands_against_a_running_server(server):
+    base, _, data_dir, env = server
+    created = cli("keys", "create", "--owner", "bob", "--data-dir", data_dir, env=env)
+    assert created.returncode == 0, created.stderr
+    key_id = created.stdout.split()[3]
+    bob_key = created.stdout.strip().splitlines()[-1]
+    auth = {"Authorization": f"Bearer {bob_key}"}
+    assert httpx.get(f"{base}/v1/agents", headers=auth).status_code == 200
+
+    listing = cli("keys", "list", "--data-dir", data_dir, env=env)
+    assert key_id in listing.stdout and "bob" in listing.stdout and bob_key not in listing.stdout
+
+    revoked = cli("keys", "revoke", key_id, "--data-dir", data_dir, env=env)
+    assert revoked.returncode == 0, revoked.stderr
+    poll(lambda: httpx.get(f"{base}/v1/agents", headers=auth).status_code == 401, timeout=10)
+    assert cli("keys", "revoke", "key_nope", "--data-dir", data_dir, env=env).returncode == 1
+
+
+def test_serve_refuses_bad_configuration(tmp_path):
+    env = {**os.environ, "AVATAR_RATE_LIMIT": "lots"}
+    result = cli("serve", "--data-dir", str(tmp_path), env=env)
+    assert result.returncode == 2
+    assert "AVATAR_RATE_LIMIT" in result.stderr
+
+
+def _tiny_png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 4), (200, 10, 10)).save(out, format="PNG")
+    return out.getvalue()

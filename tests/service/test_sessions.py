@@ -1,0 +1,188 @@
+"""SPEC 6: interactive sessions, and their usage records (SPEC 10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.domain.sessions import sweep
+
+
+@pytest.fixture
+def avatar_id(api, alice) -> str:
+    return api.avatar(alice)["avatar_id"]
+
+
+def start(api, auth, **body):
+    return api.post("/v1/interactive/start_session", auth, json=body)
+
+
+def session_of(api, auth, session_id) -> dict:
+    response = api.get(f"/v1/interactive/sessions/{session_id}", auth)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]["session"]
+
+
+def test_start_is_immediate_then_ready_after_preparation(api, alice, avatar_id, wait_until):
+    response = start(api, alice, avatar_id=avatar_id, voice_profile_id="v1", instructions="Hi")
+    assert response.status_code == 200
+    session = response.json()["data"]["session"]
+    sid = session["session_id"]
+    assert sid.startswith("ses_")
+    assert session["status"] == "starting"
+    assert session["model"] == "metis-2.5"
+    assert session["voice_id"] == "v1"
+    assert session["client_url"] == f"http://testserver.local/i/{sid}"
+    assert session["ready_at"] is None and session["stopped_at"] is None
+    wait_until(lambda: session_of(api, alice, sid)["status"] == "ready")
+    assert session_of(api, alice, sid)["ready_at"] == session["created_at"]
+
+
+def test_warm_up_is_derived_from_stored_times(make_api, wait_until):
+    api = make_api(session_warmup_s=120)
+    alice = api.key()
+    avatar_id = api.avatar(alice)["avatar_id"]
+    sid = start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
+    status = api.get(f"/i/{sid}/status")
+    assert status.json()["data"] == {"session_id": sid, "status": "starting"}
+    assert status.headers["referrer-policy"] == "no-referrer"
+    # Preparation finishes at once, but the session stays starting through the warm-up.
+    wait_until(lambda: _ready_ms(api, sid) is not None)
+    api.clock.advance(119.999)
+    assert session_of(api, alice, sid)["status"] == "starting"
+    api.clock.advance(0.001)
+    session = session_of(api, alice, sid)
+    assert session["status"] == "ready"
+    assert session["ready_at"] == "2026-01-01T00:02:00.000Z"
+    assert api.get(f"/i/{sid}/status").json()["data"]["status"] == "ready"
+
+
+def _ready_ms(api, sid):
+    with api.client.portal() as portal:
+        return portal.call(api.ctx.store.get_session, sid).ready_ms
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"voice_id": "a", "voice_profile_id": "b"}, {"voice_id", "voice_profile_id"}),
+        ({"instruction": "a", "instructions": "b"}, {"instruction", "instructions"}),
+        ({"model": "metis-9"}, {"model"}),
+        ({"tools": 3}, {"tools"}),
+        ({"session": 1}, {"session"}),
+        ({"instruction": "x" * 20_001}, {"instruction"}),
+    ],
+)
+def test_start_validation(api, alice, avatar_id, body, fields):
+    response = start(api, alice, avatar_id=avatar_id, **body)
+    assert response.status_code == 422, response.text
+    assert {d["field"] for d in response.json()["error"]["details"]} == fields
+
+
+def test_unknown_model_lists_the_known_ones(make_api):
+    api = make_api(models=("metis-2.5", "metis-3"))
+    alice = api.key()
+    avatar_id = api.avatar(alice)["avatar_id"]
+    response = start(api, alice, avatar_id=avatar_id, model="nope")
+    assert "metis-2.5, metis-3" in response.json()["error"]["message"]
+    ok = start(api, alice, avatar_id=avatar_id, model="metis-3")
+    assert ok.json()["data"]["session"]["model"] == "metis-3"
+
+
+def test_same_value_under_both_spellings_is_accepted(api, alice, avatar_id):
+    response = start(api, alice, avatar_id=avatar_id, voice_id="v", voice_profile_id="v")
+    assert response.status_code == 200
+
+
+def test_avatar_must_exist_and_be_the_callers(api, alice, bob, avatar_id):
+    assert start(api, alice).status_code == 422  # missing
+    assert start(api, alice, avatar_id="av_missing").status_code == 422
+    assert start(api, bob, avatar_id=avatar_id).status_code == 422
+
+
+def test_start_needs_a_key(api, avatar_id):
+    assert start(api, None, avatar_id=avatar_id).status_code == 401
+
+
+def test_stop_several_and_list(api, alice, bob, avatar_id, wait_until):
+    ids = [
+        start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
+        for _ in range(3)
+    ]
+    listed = api.get("/v1/interactive/list", alice).json()["data"]["items"]
+    assert {s["session_id"] for s in listed} == set(ids)
+    assert api.get("/v1/interactive/list", bob).json()["data"]["items"] == []
+    assert api.get(f"/v1/interactive/sessions/{ids[0]}", bob).status_code == 404
+    api.clock.advance(30)
+    body = {"session_ids": [ids[0], ids[1]]}
+    first = api.post("/v1/interactive/stop_sessions", alice, json=body).json()["data"]
+    assert first == {"stopped": ids[:2], "already_stopped": [], "not_found": []}
+    body = {"session_ids": [ids[0], "ses_nope", ids[2]]}
+    second = api.post("/v1/interactive/stop_sessions", bob, json=body).json()["data"]
+    assert second == {"stopped": [], "already_stopped": [], "not_found": body["session_ids"]}
+    third = api.post("/v1/interactive/stop_sessions", alice, json=body).json()["data"]
+    assert third == {"stopped": [ids[2]], "already_stopped": [ids[0]], "not_found": ["ses_nope"]}
+    stopped = session_of(api, alice, ids[0])
+    assert stopped["status"] == "stopped"
+    assert stopped["stop_reason"] == "api"
+    assert stopped["stopped_at"] == "2026-01-01T00:00:30.000Z"
+    assert api.get("/v1/interactive/list", alice).json()["data"]["items"] == []
+    assert api.get(f"/i/{ids[0]}/status").json()["data"]["status"] == "stopped"
+    usage = api.get("/v1/usage", alice).json()["data"]
+    assert sorted(i["ref_id"] for i in usage["items"]) == sorted(ids)
+    assert all(i["seconds"] == 30.0 and i["kind"] == "session" for i in usage["items"])
+    assert usage["totals"]["session_seconds"] == 90.0
+
+
+@pytest.mark.parametrize("ids", [[], ["x"] * 101, "ses_1", [1]])
+def test_stop_validation(api, alice, ids):
+    response = api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": ids})
+    assert response.status_code == 422
+
+
+def test_max_duration_stops_sessions_and_the_sweeper_records_usage(make_api):
+    api = make_api(session_max_s=600)
+    alice = api.key()
+    avatar_id = api.avatar(alice)["avatar_id"]
+    sid = start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
+    api.clock.advance(600)
+    session = session_of(api, alice, sid)  # derived at read time, before any sweep
+    assert session["status"] == "stopped"
+    assert session["stop_reason"] == "max_duration"
+    assert session["stopped_at"] == "2026-01-01T00:10:00.000Z"
+    assert api.get("/v1/interactive/list", alice).json()["data"]["items"] == []
+    assert api.get("/v1/usage", alice).json()["data"]["items"] == []
+    with api.client.portal() as portal:
+        assert portal.call(sweep, api.ctx) == 1
+        assert portal.call(sweep, api.ctx) == 0
+    usage = api.get("/v1/usage", alice).json()["data"]
+    assert [(i["ref_id"], i["seconds"]) for i in usage["items"]] == [(sid, 600.0)]
+    stop = api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [sid]})
+    assert stop.json()["data"]["already_stopped"] == [sid]
+
+
+def test_stop_of_a_timed_out_unswept_session_bills_the_maximum(make_api):
+    api = make_api(session_max_s=60)
+    alice = api.key()
+    avatar_id = api.avatar(alice)["avatar_id"]
+    sid = start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
+    api.clock.advance(100)
+    stop = api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [sid]})
+    assert stop.json()["data"]["already_stopped"] == [sid]
+    assert session_of(api, alice, sid)["stop_reason"] == "max_duration"
+    assert api.get("/v1/usage", alice).json()["data"]["totals"]["session_seconds"] == 60.0
+
+
+def test_session_whose_avatar_vanished_stops_with_error(api, alice, avatar_id, wait_until):
+    api.post(f"/v1/avatars/{avatar_id}/delete", alice)
+    # The avatar row is gone, so start refuses it; simulate a file lost after start instead.
+    other = api.avatar(alice)["avatar_id"]
+    (api.ctx.settings.avatars_dir / f"{other}.png").unlink()
+    sid = start(api, alice, avatar_id=other).json()["data"]["session"]["session_id"]
+    wait_until(lambda: session_of(api, alice, sid)["status"] == "stopped")
+    assert session_of(api, alice, sid)["stop_reason"] == "error"
+
+
+def test_public_status_of_unknown_session(api):
+    response = api.get("/i/ses_nope/status")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"

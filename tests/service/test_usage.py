@@ -1,0 +1,82 @@
+"""SPEC 10: usage windows, pagination and totals from the recorded usage."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.domain.models import UsageRecord
+
+
+def record(owner_id, kind, ref, started_ms, ended_ms, billable=None):
+    seconds = (ended_ms - started_ms) / 1000
+    usage_id = f"usg_{ref}"
+    billable = seconds if billable is None else billable
+    return UsageRecord(usage_id, owner_id, kind, ref, started_ms, ended_ms, seconds, billable)
+
+
+@pytest.fixture
+def seeded(api, alice, bob):
+    with api.client.portal() as portal:
+        keys = {k.owner_name: k.owner_id for k in portal.call(api.ctx.store.list_keys)}
+        base = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+        rows = [
+            record(keys["alice"], "session", "s1", base, base + 10_500),
+            record(keys["alice"], "route_conversation", "r1", base, base + 60_000),
+            record(keys["alice"], "upscale", "t1", base, base + 120_000, billable=5.0),
+            record(keys["alice"], "session", "s2", base, base + 3_600_000),
+            record(keys["bob"], "session", "s3", base, base + 1_000),
+        ]
+        for row in rows:
+            portal.call(api.ctx.store.add_usage, row)
+    return rows
+
+
+def test_totals_cover_the_window(api, alice, seeded):
+    data = api.get("/v1/usage", alice).json()["data"]
+    assert [i["ref_id"] for i in data["items"]] == ["s2", "t1", "r1", "s1"]
+    assert data["totals"] == {
+        "route_conversation_seconds": 60.0,
+        "session_seconds": 3610.5,
+        "upscale_billable_seconds": 5.0,
+    }
+    first = data["items"][-1]
+    assert first == {
+        "kind": "session",
+        "ref_id": "s1",
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": "2026-01-01T00:00:10.500Z",
+        "seconds": 10.5,
+        "billable_seconds": 10.5,
+    }
+
+
+def test_window_is_half_open_on_ended_at(api, alice, seeded):
+    params = {"since": "2026-01-01T00:00:10.500Z", "until": "2026-01-01T00:02:00Z"}
+    data = api.get("/v1/usage", alice, params=params).json()["data"]
+    assert [i["ref_id"] for i in data["items"]] == ["r1", "s1"]
+    assert data["totals"]["upscale_billable_seconds"] == 0.0
+    offset = {"since": "2026-01-01T01:00:00+01:00"}  # = 00:00Z
+    assert len(api.get("/v1/usage", alice, params=offset).json()["data"]["items"]) == 4
+
+
+def test_pagination_keeps_window_totals(api, alice, seeded):
+    page = api.get("/v1/usage", alice, params={"limit": 3}).json()["data"]
+    assert len(page["items"]) == 3
+    assert page["totals"]["session_seconds"] == 3610.5
+    rest = api.get("/v1/usage", alice, params={"limit": 3, "cursor": page["next_cursor"]}).json()
+    assert [i["ref_id"] for i in rest["data"]["items"]] == ["s1"]
+    assert rest["data"]["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"since": "yesterday"},
+        {"until": "2026-01-01"},
+        {"since": "2026-01-01T00:00:00"},
+        {"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
+    ],
+)
+def test_bad_windows_are_422(api, alice, params):
+    response = api.get("/v1/usage", alice, params=params)
+    assert response.status_code == 422, response.text
