@@ -51,4 +51,7 @@ def parse_ts(text: str) -> int:
     parsed = datetime.fromisoformat(text.replace("z", "Z"))
     if parsed.tzinfo is None:
         raise ValueError("the timestamp needs a time zone (Z or an offset)")
-    return round(parsed.astimezone(UTC).timestamp() * 1000)
+    try:
+        return round(parsed.astimezone(UTC).timestamp() * 1000)
+    except OverflowError:
+        raise ValueError("the timestamp is out of range") from None

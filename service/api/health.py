@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import get
+from litestar import Request, get
 
 import engine
+from service.api.context import ctx_of
 from service.schemas.health import Health, HealthEnvelope
 
 
-def _kernels() -> dict[str, Any]:
-    return {"available": list(engine.KERNELS), "default": "native"}
-
-
 @get("/healthz", tags=["health"], summary="Service health")
-async def healthz() -> HealthEnvelope:
-    return HealthEnvelope(Health(status="ok", version=engine.__version__, kernels=_kernels()))
+async def healthz(request: Request) -> HealthEnvelope:
+    """Status, version, and the upscaling kernels this machine can run (with the native
+    kernel's instruction set and thread count)."""
+    kernels = {
+        "available": list(engine.KERNELS),
+        "default": ctx_of(request).settings.kernel,
+        "native": engine.kernel_info(),
+    }
+    return HealthEnvelope(Health(status="ok", version=engine.__version__, kernels=kernels))

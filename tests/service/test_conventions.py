@@ -131,6 +131,8 @@ def test_healthz(api):
     data = response.json()["data"]
     assert data["status"] == "ok"
     assert "native" in data["kernels"]["available"]
+    assert data["kernels"]["default"] == "native"
+    assert data["kernels"]["native"]["isa"] in data["kernels"]["native"]["isas"]
     assert isinstance(data["version"], str)
 
 
