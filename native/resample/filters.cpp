@@ -26,13 +26,16 @@ struct RawTaps {
   std::vector<double> weights;
 };
 
-RawTaps raw_taps(double center, double stretch, double reach, Filter filter) {
+// The center is whole + fraction; taps and weights depend on the fraction only,
+// so outputs of the same phase get bit-identical weights.
+RawTaps raw_taps(int64_t whole, double fraction, double stretch, double reach, Filter filter) {
   RawTaps raw;
-  raw.start = static_cast<int64_t>(std::floor(center - reach)) + 1;
-  const auto stop = static_cast<int64_t>(std::ceil(center + reach)) - 1;
+  const auto from = static_cast<int64_t>(std::floor(fraction - reach)) + 1;
+  const auto to = static_cast<int64_t>(std::ceil(fraction + reach)) - 1;
+  raw.start = whole + from;
   double total = 0.0;
-  for (int64_t t = raw.start; t <= stop; ++t) {
-    const double w = filter_value(filter, (static_cast<double>(t) - center) / stretch);
+  for (int64_t t = from; t <= to; ++t) {
+    const double w = filter_value(filter, (static_cast<double>(t) - fraction) / stretch);
     raw.weights.push_back(w);
     total += w;
   }
@@ -113,6 +116,38 @@ void build_blocks(const AxisTable& t, int lanes, LaneBlocks& blocks) {
   }
 }
 
+bool same_window(const AxisTable& t, int x, int reference, int shift) {
+  if (t.first[static_cast<size_t>(x)] != t.first[static_cast<size_t>(reference)] + shift) {
+    return false;
+  }
+  const float* a = t.weights.data() + static_cast<size_t>(x) * t.taps;
+  const float* b = t.weights.data() + static_cast<size_t>(reference) * t.taps;
+  return std::memcmp(a, b, sizeof(float) * t.taps) == 0;
+}
+
+void build_twofold(AxisTable& t) {
+  TwofoldBlocks& twofold = t.twofold;
+  if (t.out_size != 2 * t.in_size) return;
+  const int middle = t.in_size / 2 * 2;  // an even output near the middle of the axis
+  const int blocks = t.padded_out / 16;
+  twofold.usable.assign(static_cast<size_t>(blocks), 0);
+  twofold.weights.reserve(2 * static_cast<size_t>(t.taps));
+  for (int p = 0; p < 2; ++p) {
+    std::memcpy(twofold.weights.data() + p * t.taps,
+                t.weights.data() + static_cast<size_t>(middle + p) * t.taps,
+                sizeof(float) * t.taps);
+  }
+  for (int b = 0; b < blocks; ++b) {
+    bool usable = (b + 1) * 16 <= t.out_size;
+    for (int x = b * 16; usable && x < b * 16 + 16; ++x) {
+      const int phase = x % 2;
+      usable = same_window(t, x, middle + phase, (x - phase) / 2 - middle / 2);
+    }
+    twofold.usable[static_cast<size_t>(b)] = usable ? 1 : 0;
+    twofold.any = twofold.any || usable;
+  }
+}
+
 }  // namespace
 
 double filter_support(Filter filter) {
@@ -155,8 +190,12 @@ std::shared_ptr<const AxisTable> build_axis_table(int in_size, int out_size, Fil
   table->first.resize(static_cast<size_t>(table->padded_out));
   int taps = 1;
   for (int x = 0; x < out_size; ++x) {
-    const double center = (x + 0.5) * ratio - 0.5 + shift;
-    const RawTaps raw = raw_taps(center, stretch, reach, filter);
+    // center = (x + 0.5) * in / out - 0.5 + shift, split exactly in integers.
+    const int64_t twice_out = 2 * static_cast<int64_t>(out_size);
+    const int64_t numerator = (2 * static_cast<int64_t>(x) + 1) * in_size - out_size;
+    const int64_t whole = numerator >= 0 ? numerator / twice_out : -((-numerator + twice_out - 1) / twice_out);
+    const double fraction = static_cast<double>(numerator - whole * twice_out) / twice_out + shift;
+    const RawTaps raw = raw_taps(whole, fraction, stretch, reach, filter);
     table->first[static_cast<size_t>(x)] = fold_taps(raw, in_size, folded[static_cast<size_t>(x)]);
     taps = std::max(taps, static_cast<int>(folded[static_cast<size_t>(x)].size()));
   }
@@ -173,6 +212,7 @@ std::shared_ptr<const AxisTable> build_axis_table(int in_size, int out_size, Fil
   }
   build_blocks(*table, 8, table->blocks8);
   build_blocks(*table, 16, table->blocks16);
+  build_twofold(*table);
   return table;
 }
 

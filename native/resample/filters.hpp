@@ -29,6 +29,17 @@ struct LaneBlocks {
   AlignedBuffer<float> weights;   // [blocks][taps][lanes]
 };
 
+// Doubling axes (out = 2 * in) away from the edges are periodic: output 2j + p
+// (phase p = 0, 1) reads source first[2j + p] = first[p-th output of its block] + j'
+// with the same weights everywhere. In each 16-output block marked usable, every
+// output has exactly (bit for bit) those phase weights, so a pass can keep them in
+// registers and read the source with plain unaligned loads.
+struct TwofoldBlocks {
+  bool any = false;
+  std::vector<uint8_t> usable;   // [padded_out / 16]
+  AlignedBuffer<float> weights;  // [2][taps]: phase 0 then phase 1
+};
+
 // Invariants: 0 <= first[x] <= in_size - 1 and first[] never decreases; taps past
 // the source edge were folded onto the edge pixel (edge replication), so a window
 // first[x] .. first[x] + taps - 1 only reaches past in_size - 1 with zero weights;
@@ -45,6 +56,7 @@ struct AxisTable {
   AlignedBuffer<float> weights; // [padded_out][taps]
   LaneBlocks blocks8;
   LaneBlocks blocks16;
+  TwofoldBlocks twofold;
 };
 
 // Output pixel x samples the source at (x + 0.5) * in / out - 0.5 + shift; a

@@ -11,16 +11,25 @@ namespace avatar {
 // Every pass accumulates in float32 in tap order, starting from 0.0f. The
 // intermediate rows stay unclamped float32; the vertical pass rounds once:
 // out = clamp(trunc(sum + 0.5f), 0, 255), i.e. round half up, as the reference.
+inline constexpr int kSweepRows = 4;
+
 struct PassKernels {
   const char* name;
   // dst[0 .. padded_in) = src[i * step] as float, the last pixel repeated past in_size.
   void (*widen)(const uint8_t* src, int64_t step, int in_size, int padded_in, float* dst);
-  // dst[0 .. t.padded_out) = horizontal filter of one widened row.
-  void (*horizontal)(const AxisTable& t, const float* src, float* dst);
+  // dst[r][0 .. t.padded_out) = horizontal filter of widened row src[r], for
+  // r < rows <= kSweepRows: one sweep through the table serves several rows.
+  void (*horizontal)(const AxisTable& t, const float* const* src, float* const* dst, int rows);
   // dst[i] = rounded sum_k weights[k] * rows[k][x0 + i] for 0 <= i < count. May read
   // rows[k][x0 .. x0 + count rounded up to 64); writes exactly `count` bytes.
   void (*vertical)(const float* const* rows, int x0, const float* weights, int taps, int count,
                    uint8_t* dst);
+  // Two output rows at once: row a reads rows[0 .. taps) with weights_a, row b reads
+  // rows[step .. step + taps) with weights_b (step is 0 or 1), each exactly as
+  // `vertical` would; the shared source rows are loaded once.
+  void (*vertical_pair)(const float* const* rows, int x0, const float* weights_a,
+                        const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
+                        uint8_t* dst_b);
   // Makes the pass's (possibly non-temporal) stores visible before the call returns.
   void (*finish)();
 };

@@ -2,6 +2,7 @@
 // dispatcher saw both features.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "resample/passes.hpp"
@@ -9,6 +10,8 @@
 namespace avatar {
 
 namespace {
+
+#define AVATAR_INLINE inline __attribute__((always_inline))
 
 void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* dst) {
   int i = 0;
@@ -24,22 +27,68 @@ void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* 
   for (; i < padded_in; ++i) dst[i] = dst[in_size - 1];
 }
 
-// One unaligned load and one permute per tap feed eight outputs (LaneBlocks).
-template <int Taps>
-void horizontal_permute(const AxisTable& t, const float* src, float* dst) {
+// One unaligned load and one permute per tap feed the eight outputs of block i
+// (LaneBlocks); Rows rows share each load of the block's lanes and weights, and
+// their independent FMA chains hide each other's latency.
+template <int Taps, int Rows>
+AVATAR_INLINE void permute_block(const AxisTable& t, const float* const* src, float* const* dst,
+                                 int i) {
   const LaneBlocks& b = t.blocks8;
   const int taps = Taps > 0 ? Taps : t.taps;
-  const int blocks = t.padded_out / 8;
-  for (int i = 0; i < blocks; ++i) {
-    const __m256i lane = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.lane.data() + i * 8));
-    const float* s = src + b.base[static_cast<size_t>(i)];
-    const float* w = b.weights.data() + static_cast<int64_t>(i) * taps * 8;
-    __m256 acc = _mm256_mul_ps(_mm256_load_ps(w), _mm256_permutevar8x32_ps(_mm256_loadu_ps(s), lane));
-    for (int k = 1; k < taps; ++k) {
-      const __m256 v = _mm256_permutevar8x32_ps(_mm256_loadu_ps(s + k), lane);
-      acc = _mm256_fmadd_ps(_mm256_load_ps(w + k * 8), v, acc);
+  const __m256i lane = _mm256_load_si256(reinterpret_cast<const __m256i*>(b.lane.data() + i * 8));
+  const int base = b.base[static_cast<size_t>(i)];
+  const float* w = b.weights.data() + static_cast<int64_t>(i) * taps * 8;
+  __m256 acc[Rows];
+  const __m256 w0 = _mm256_load_ps(w);
+  for (int r = 0; r < Rows; ++r) {
+    acc[r] = _mm256_mul_ps(w0, _mm256_permutevar8x32_ps(_mm256_loadu_ps(src[r] + base), lane));
+  }
+  for (int k = 1; k < taps; ++k) {
+    const __m256 wk = _mm256_load_ps(w + k * 8);
+    for (int r = 0; r < Rows; ++r) {
+      const __m256 v = _mm256_permutevar8x32_ps(_mm256_loadu_ps(src[r] + base + k), lane);
+      acc[r] = _mm256_fmadd_ps(wk, v, acc[r]);
     }
-    _mm256_store_ps(dst + i * 8, acc);
+  }
+  for (int r = 0; r < Rows; ++r) _mm256_store_ps(dst[r] + i * 8, acc[r]);
+}
+
+template <int Taps, int Rows>
+void horizontal_permute(const AxisTable& t, const float* const* src, float* const* dst) {
+  const int blocks = t.padded_out / 8;
+  for (int i = 0; i < blocks; ++i) permute_block<Taps, Rows>(t, src, dst, i);
+}
+
+// Doubling (TwofoldBlocks): both phases' weights stay in registers and each tap is
+// a plain unaligned load; the same products and sums as permute_block, in the same
+// order, so the result is identical.
+template <int Taps>
+void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
+  const TwofoldBlocks& twofold = t.twofold;
+  __m256 even[Taps], odd[Taps];
+  for (int k = 0; k < Taps; ++k) {
+    even[k] = _mm256_broadcast_ss(twofold.weights.data() + k);
+    odd[k] = _mm256_broadcast_ss(twofold.weights.data() + Taps + k);
+  }
+  const int blocks = t.padded_out / 16;
+  for (int b = 0; b < blocks; ++b) {
+    if (!twofold.usable[static_cast<size_t>(b)]) {
+      permute_block<Taps, 1>(t, &src, &dst, 2 * b);
+      permute_block<Taps, 1>(t, &src, &dst, 2 * b + 1);
+      continue;
+    }
+    const float* e = src + t.first[static_cast<size_t>(b) * 16];
+    const float* o = src + t.first[static_cast<size_t>(b) * 16 + 1];
+    __m256 sum_e = _mm256_mul_ps(even[0], _mm256_loadu_ps(e));
+    __m256 sum_o = _mm256_mul_ps(odd[0], _mm256_loadu_ps(o));
+    for (int k = 1; k < Taps; ++k) {
+      sum_e = _mm256_fmadd_ps(even[k], _mm256_loadu_ps(e + k), sum_e);
+      sum_o = _mm256_fmadd_ps(odd[k], _mm256_loadu_ps(o + k), sum_o);
+    }
+    const __m256 low = _mm256_unpacklo_ps(sum_e, sum_o);   // e0 o0 e1 o1 | e4 o4 e5 o5
+    const __m256 high = _mm256_unpackhi_ps(sum_e, sum_o);  // e2 o2 e3 o3 | e6 o6 e7 o7
+    _mm256_store_ps(dst + b * 16, _mm256_permute2f128_ps(low, high, 0x20));
+    _mm256_store_ps(dst + b * 16 + 8, _mm256_permute2f128_ps(low, high, 0x31));
   }
 }
 
@@ -59,18 +108,33 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
   }
 }
 
-void horizontal(const AxisTable& t, const float* src, float* dst) {
-  if (!t.blocks8.usable) return horizontal_gather(t, src, dst);
+template <int Taps>
+void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  if (Taps > 0 && t.twofold.any) {
+    for (int r = 0; r < rows; ++r) horizontal_twofold<Taps>(t, src[r], dst[r]);
+    return;
+  }
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) horizontal_permute<Taps, 4>(t, src + r, dst + r);
+  for (; r + 2 <= rows; r += 2) horizontal_permute<Taps, 2>(t, src + r, dst + r);
+  for (; r < rows; ++r) horizontal_permute<Taps, 1>(t, src + r, dst + r);
+}
+
+void horizontal(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  if (!t.blocks8.usable) {
+    for (int r = 0; r < rows; ++r) horizontal_gather(t, src[r], dst[r]);
+    return;
+  }
   switch (t.taps) {
-    case 2: return horizontal_permute<2>(t, src, dst);
-    case 4: return horizontal_permute<4>(t, src, dst);
-    case 6: return horizontal_permute<6>(t, src, dst);
-    default: return horizontal_permute<0>(t, src, dst);
+    case 2: return horizontal_rows<2>(t, src, dst, rows);
+    case 4: return horizontal_rows<4>(t, src, dst, rows);
+    case 6: return horizontal_rows<6>(t, src, dst, rows);
+    default: return horizontal_rows<0>(t, src, dst, rows);
   }
 }
 
 // Round half up and saturate to 0..255, as the scalar pass; 32 pixels.
-__m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
+AVATAR_INLINE __m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
   const __m256 half = _mm256_set1_ps(0.5f);
   const __m256 top = _mm256_set1_ps(256.0f);  // keeps cvtt away from its overflow value
   const auto to_int = [&](__m256 v) {
@@ -83,7 +147,7 @@ __m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
 }
 
 template <int Taps>
-__m256i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
+AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
   if (Taps > 0) taps = Taps;
   __m256 acc[4];
   const __m256 w0 = _mm256_broadcast_ss(weights);
@@ -128,12 +192,80 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
+AVATAR_INLINE void store_pixels(uint8_t* dst, __m256i pixels) {
+  auto* out = reinterpret_cast<__m256i*>(dst);
+  if (reinterpret_cast<uintptr_t>(out) % 32 == 0) {
+    _mm256_stream_si256(out, pixels);  // the output is not read again soon
+  } else {
+    _mm256_storeu_si256(out, pixels);
+  }
+}
+
+// 32 pixels of two rows; eight independent accumulators, one load per source vector.
+template <int Taps, int Step>
+AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
+                              __m256i& pixels_a, __m256i& pixels_b) {
+  __m256 a[4], b[4];
+  for (int k = 0; k < Taps + Step; ++k) {
+    for (int j = 0; j < 4; ++j) {
+      const __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);
+      if (k < Taps) {
+        const __m256 w = _mm256_broadcast_ss(wa + k);
+        a[j] = k == 0 ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, a[j]);
+      }
+      if (k >= Step) {
+        const __m256 w = _mm256_broadcast_ss(wb + k - Step);
+        b[j] = k == Step ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, b[j]);
+      }
+    }
+  }
+  pixels_a = round_pack(a[0], a[1], a[2], a[3]);
+  pixels_b = round_pack(b[0], b[1], b[2], b[3]);
+}
+
+template <int Taps, int Step>
+void vertical_pair_n(const float* const* rows, int x0, const float* wa, const float* wb,
+                     int count, uint8_t* dst_a, uint8_t* dst_b) {
+  int i = 0;
+  __m256i pixels_a, pixels_b;
+  for (; i + 32 <= count; i += 32) {
+    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    store_pixels(dst_a + i, pixels_a);
+    store_pixels(dst_b + i, pixels_b);
+  }
+  if (i < count) {
+    alignas(32) uint8_t tail[64];
+    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail), pixels_a);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail + 32), pixels_b);
+    std::memcpy(dst_a + i, tail, static_cast<size_t>(count - i));
+    std::memcpy(dst_b + i, tail + 32, static_cast<size_t>(count - i));
+  }
+}
+
+void vertical_pair(const float* const* rows, int x0, const float* weights_a,
+                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
+                   uint8_t* dst_b) {
+  const int shape = taps * 2 + step;
+  switch (shape) {
+    case 4: return vertical_pair_n<2, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 5: return vertical_pair_n<2, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 8: return vertical_pair_n<4, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 9: return vertical_pair_n<4, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 12: return vertical_pair_n<6, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 13: return vertical_pair_n<6, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    default:
+      vertical(rows, x0, weights_a, taps, count, dst_a);
+      vertical(rows + step, x0, weights_b, taps, count, dst_b);
+  }
+}
+
 void finish() { _mm_sfence(); }
 
 }  // namespace
 
 const PassKernels& avx2_passes() {
-  static const PassKernels passes{"avx2", widen, horizontal, vertical, finish};
+  static const PassKernels passes{"avx2", widen, horizontal, vertical, vertical_pair, finish};
   return passes;
 }
 

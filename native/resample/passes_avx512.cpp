@@ -8,6 +8,8 @@ namespace avatar {
 
 namespace {
 
+#define AVATAR_INLINE inline __attribute__((always_inline))
+
 void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* dst) {
   int i = 0;
   if (step == 1) {
@@ -22,22 +24,30 @@ void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* 
   for (; i < padded_in; ++i) dst[i] = dst[in_size - 1];
 }
 
-// One unaligned load and one permute per tap feed sixteen outputs (LaneBlocks).
-template <int Taps>
-void horizontal_permute(const AxisTable& t, const float* src, float* dst) {
+// One unaligned load and one permute per tap feed sixteen outputs (LaneBlocks);
+// Rows rows share each load of the block's lanes and weights.
+template <int Taps, int Rows>
+void horizontal_permute(const AxisTable& t, const float* const* src, float* const* dst) {
   const LaneBlocks& b = t.blocks16;
   const int taps = Taps > 0 ? Taps : t.taps;
   const int blocks = t.padded_out / 16;
   for (int i = 0; i < blocks; ++i) {
     const __m512i lane = _mm512_load_si512(b.lane.data() + i * 16);
-    const float* s = src + b.base[static_cast<size_t>(i)];
+    const int base = b.base[static_cast<size_t>(i)];
     const float* w = b.weights.data() + static_cast<int64_t>(i) * taps * 16;
-    __m512 acc = _mm512_mul_ps(_mm512_load_ps(w), _mm512_permutexvar_ps(lane, _mm512_loadu_ps(s)));
-    for (int k = 1; k < taps; ++k) {
-      const __m512 v = _mm512_permutexvar_ps(lane, _mm512_loadu_ps(s + k));
-      acc = _mm512_fmadd_ps(_mm512_load_ps(w + k * 16), v, acc);
+    __m512 acc[Rows];
+    const __m512 w0 = _mm512_load_ps(w);
+    for (int r = 0; r < Rows; ++r) {
+      acc[r] = _mm512_mul_ps(w0, _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base)));
     }
-    _mm512_store_ps(dst + i * 16, acc);
+    for (int k = 1; k < taps; ++k) {
+      const __m512 wk = _mm512_load_ps(w + k * 16);
+      for (int r = 0; r < Rows; ++r) {
+        const __m512 v = _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base + k));
+        acc[r] = _mm512_fmadd_ps(wk, v, acc[r]);
+      }
+    }
+    for (int r = 0; r < Rows; ++r) _mm512_store_ps(dst[r] + i * 16, acc[r]);
   }
 }
 
@@ -57,18 +67,29 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
   }
 }
 
-void horizontal(const AxisTable& t, const float* src, float* dst) {
-  if (!t.blocks16.usable) return horizontal_gather(t, src, dst);
+template <int Taps>
+void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) horizontal_permute<Taps, 4>(t, src + r, dst + r);
+  for (; r + 2 <= rows; r += 2) horizontal_permute<Taps, 2>(t, src + r, dst + r);
+  for (; r < rows; ++r) horizontal_permute<Taps, 1>(t, src + r, dst + r);
+}
+
+void horizontal(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  if (!t.blocks16.usable) {
+    for (int r = 0; r < rows; ++r) horizontal_gather(t, src[r], dst[r]);
+    return;
+  }
   switch (t.taps) {
-    case 2: return horizontal_permute<2>(t, src, dst);
-    case 4: return horizontal_permute<4>(t, src, dst);
-    case 6: return horizontal_permute<6>(t, src, dst);
-    default: return horizontal_permute<0>(t, src, dst);
+    case 2: return horizontal_rows<2>(t, src, dst, rows);
+    case 4: return horizontal_rows<4>(t, src, dst, rows);
+    case 6: return horizontal_rows<6>(t, src, dst, rows);
+    default: return horizontal_rows<0>(t, src, dst, rows);
   }
 }
 
 // Round half up and saturate to 0..255, as the scalar pass; 16 pixels.
-__m128i round_pack(__m512 v) {
+AVATAR_INLINE __m128i round_pack(__m512 v) {
   const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(0.5f));
   const __m512 clamped =
       _mm512_min_ps(_mm512_max_ps(shifted, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
@@ -77,7 +98,7 @@ __m128i round_pack(__m512 v) {
 
 // 64 pixels.
 template <int Taps>
-__m512i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
+AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
   if (Taps > 0) taps = Taps;
   __m512 acc[4];
   const __m512 w0 = _mm512_set1_ps(weights[0]);
@@ -123,12 +144,19 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
+void vertical_pair(const float* const* rows, int x0, const float* weights_a,
+                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
+                   uint8_t* dst_b) {
+  vertical(rows, x0, weights_a, taps, count, dst_a);
+  vertical(rows + step, x0, weights_b, taps, count, dst_b);
+}
+
 void finish() { _mm_sfence(); }
 
 }  // namespace
 
 const PassKernels& avx512_passes() {
-  static const PassKernels passes{"avx512", widen, horizontal, vertical, finish};
+  static const PassKernels passes{"avx512", widen, horizontal, vertical, vertical_pair, finish};
   return passes;
 }
 

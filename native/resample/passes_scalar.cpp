@@ -13,7 +13,7 @@ void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* 
   for (int i = in_size; i < padded_in; ++i) dst[i] = edge;
 }
 
-void horizontal(const AxisTable& t, const float* src, float* dst) {
+void horizontal_row(const AxisTable& t, const float* src, float* dst) {
   for (int x = 0; x < t.padded_out; ++x) {
     const float* w = t.weights.data() + static_cast<int64_t>(x) * t.taps;
     const float* s = src + t.first[static_cast<size_t>(x)];
@@ -21,6 +21,10 @@ void horizontal(const AxisTable& t, const float* src, float* dst) {
     for (int k = 0; k < t.taps; ++k) acc += w[k] * s[k];
     dst[x] = acc;
   }
+}
+
+void horizontal(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  for (int r = 0; r < rows; ++r) horizontal_row(t, src[r], dst[r]);
 }
 
 uint8_t round_to_u8(float sum) {
@@ -39,12 +43,19 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
+void vertical_pair(const float* const* rows, int x0, const float* weights_a,
+                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
+                   uint8_t* dst_b) {
+  vertical(rows, x0, weights_a, taps, count, dst_a);
+  vertical(rows + step, x0, weights_b, taps, count, dst_b);
+}
+
 void finish() {}
 
 }  // namespace
 
 const PassKernels& scalar_passes() {
-  static const PassKernels passes{"scalar", widen, horizontal, vertical, finish};
+  static const PassKernels passes{"scalar", widen, horizontal, vertical, vertical_pair, finish};
   return passes;
 }
 

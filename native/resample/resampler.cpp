@@ -41,13 +41,19 @@ int last_row(const AxisTable& ty, int y) {
   return std::min(ty.first[static_cast<size_t>(y)] + ty.taps - 1, ty.in_size - 1);
 }
 
-void horizontal_row(const Plan& plan, Scratch& scratch, int row) {
+// Filters input rows [row, row + count), count <= kSweepRows, into their ring slots.
+void horizontal_rows(const Plan& plan, Scratch& scratch, int row, int count) {
   const ImageView& src = *plan.src;
-  const uint8_t* line = src.data + static_cast<int64_t>(row) * src.row_stride;
-  plan.passes->widen(line, src.pixel_stride, src.width, plan.tx->padded_in,
-                     scratch.widened.data());
-  float* slot = scratch.ring.data() + (row % plan.ring_rows) * plan.ring_stride;
-  plan.passes->horizontal(*plan.tx, scratch.widened.data(), slot);
+  const float* widened[kSweepRows];
+  float* slots[kSweepRows];
+  for (int r = 0; r < count; ++r) {
+    const uint8_t* line = src.data + static_cast<int64_t>(row + r) * src.row_stride;
+    float* buffer = scratch.widened.data() + static_cast<int64_t>(r) * plan.tx->padded_in;
+    plan.passes->widen(line, src.pixel_stride, src.width, plan.tx->padded_in, buffer);
+    widened[r] = buffer;
+    slots[r] = scratch.ring.data() + ((row + r) % plan.ring_rows) * plan.ring_stride;
+  }
+  plan.passes->horizontal(*plan.tx, widened, slots, count);
 }
 
 // Pixels [begin, end) of strip s of a row whose first 64-byte boundary is `head`
@@ -57,27 +63,52 @@ void strip_bounds(int head, int s, int width, int& begin, int& end) {
   end = std::min(width, head + s * kStrip);
 }
 
+// Output row y of a batch and, when it can share source rows with y + 1, that one too.
+void vertical_rows(const Plan& plan, const float* const* rows, int y, bool pair, int s) {
+  const AxisTable& ty = *plan.ty;
+  const OutputView& dst = *plan.dst;
+  uint8_t* line = dst.data + static_cast<int64_t>(y) * dst.row_stride;
+  const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(line) % 64) % 64);
+  int begin = 0, end = 0;
+  strip_bounds(head, s, dst.width, begin, end);
+  if (begin >= end) return;
+  const float* weights = ty.weights.data() + static_cast<int64_t>(y) * ty.taps;
+  if (!pair) {
+    plan.passes->vertical(rows, begin, weights, ty.taps, end - begin, line + begin);
+    return;
+  }
+  const int step = ty.first[static_cast<size_t>(y) + 1] - ty.first[static_cast<size_t>(y)];
+  plan.passes->vertical_pair(rows, begin, weights, weights + ty.taps, ty.taps, step, end - begin,
+                             line + begin, line + dst.row_stride + begin);
+}
+
 void vertical_batch(const Plan& plan, Scratch& scratch, int y_begin, int y_end) {
   const AxisTable& ty = *plan.ty;
   const OutputView& dst = *plan.dst;
+  // Ring rows of every output row of the batch, one beyond its taps for pairing,
+  // looked up once (no division per strip).
+  const size_t span = static_cast<size_t>(ty.taps) + 1;
+  scratch.rows.resize(span * static_cast<size_t>(y_end - y_begin));
+  for (int y = y_begin; y < y_end; ++y) {
+    const int first = ty.first[static_cast<size_t>(y)];
+    for (size_t k = 0; k < span; ++k) {
+      const int row = std::min(first + static_cast<int>(k), ty.in_size - 1);
+      scratch.rows[(y - y_begin) * span + k] =
+          scratch.ring.data() + (row % plan.ring_rows) * plan.ring_stride;
+    }
+  }
+  // Rows pair up when the next one starts at most one source row further and
+  // shares the strip layout (same alignment).
+  const auto head = [&dst](int y) {
+    return reinterpret_cast<uintptr_t>(dst.data + static_cast<int64_t>(y) * dst.row_stride) % 64;
+  };
   const int strips = 1 + (dst.width + kStrip - 1) / kStrip;
-  scratch.rows.resize(static_cast<size_t>(ty.taps));
   for (int s = 0; s < strips; ++s) {
-    for (int y = y_begin; y < y_end; ++y) {
-      uint8_t* line = dst.data + static_cast<int64_t>(y) * dst.row_stride;
-      const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(line) % 64) % 64);
-      int begin = 0, end = 0;
-      strip_bounds(head, s, dst.width, begin, end);
-      if (begin >= end) continue;
-      const int first = ty.first[static_cast<size_t>(y)];
-      for (int k = 0; k < ty.taps; ++k) {
-        const int row = std::min(first + k, ty.in_size - 1);
-        scratch.rows[static_cast<size_t>(k)] =
-            scratch.ring.data() + (row % plan.ring_rows) * plan.ring_stride;
-      }
-      const float* weights = ty.weights.data() + static_cast<int64_t>(y) * ty.taps;
-      plan.passes->vertical(scratch.rows.data(), begin, weights, ty.taps, end - begin,
-                            line + begin);
+    for (int y = y_begin; y < y_end;) {
+      const bool pair = y + 1 < y_end && head(y) == head(y + 1) &&
+                        ty.first[static_cast<size_t>(y) + 1] - ty.first[static_cast<size_t>(y)] <= 1;
+      vertical_rows(plan, scratch.rows.data() + (y - y_begin) * span, y, pair, s);
+      y += pair ? 2 : 1;
     }
   }
 }
@@ -91,8 +122,10 @@ void run_rows(const Plan& plan, Scratch& scratch, int y0, int y1) {
     int end = y + 1;
     while (end < y1 && last_row(ty, end) - lo + 1 <= plan.ring_rows) ++end;
     next = std::max(next, lo);
-    for (const int hi = last_row(ty, end - 1); next <= hi; ++next) {
-      horizontal_row(plan, scratch, next);
+    for (const int hi = last_row(ty, end - 1); next <= hi;) {
+      const int count = std::min(kSweepRows, hi - next + 1);
+      horizontal_rows(plan, scratch, next, count);
+      next += count;
     }
     vertical_batch(plan, scratch, y, end);
     y = end;
@@ -102,7 +135,7 @@ void run_rows(const Plan& plan, Scratch& scratch, int y0, int y1) {
 
 Scratch& thread_scratch(const Plan& plan) {
   thread_local Scratch scratch;
-  scratch.widened.reserve(static_cast<size_t>(plan.tx->padded_in));
+  scratch.widened.reserve(static_cast<size_t>(plan.tx->padded_in) * kSweepRows);
   const size_t ring = static_cast<size_t>(plan.ring_rows) * plan.ring_stride;
   if (scratch.ring.size() < ring) {
     scratch.ring.reserve(ring);
