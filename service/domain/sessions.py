@@ -3,8 +3,11 @@ so every HTTP worker answers alike and no worker has to sleep through the warm-u
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
+
+from PIL import Image
 
 from service.domain.agents import check_avatar_ref, check_model, check_tools
 from service.domain.avatars import avatar_path
@@ -61,16 +64,21 @@ async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> 
 
 def _preparation_problem(ctx: Context, session: Session) -> str | None:
     """Load what the session needs; a reason it cannot run, or None."""
-    if not avatar_path(ctx, session.avatar_id).is_file():
-        return f"avatar {session.avatar_id} has no image"
-    # The language-model backend: a configured OpenAI-compatible base URL (validated when the
-    # settings load) or, without one, the built-in offline responder. Either can serve.
+    path = avatar_path(ctx, session.avatar_id)
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except (OSError, ValueError, SyntaxError):
+        return f"the image of avatar {session.avatar_id} cannot be loaded"
+    # The language-model backend is either the configured OpenAI-compatible base URL (checked
+    # when the settings load) or the built-in offline responder; both can serve a session,
+    # and a failing backend shows the visitor an error message rather than a dead page.
     return None
 
 
 async def prepare_session(ctx: Context, session: Session) -> None:
     """Make the session ready, no sooner than its warm-up after start (or stop it on error)."""
-    problem = _preparation_problem(ctx, session)
+    problem = await asyncio.to_thread(_preparation_problem, ctx, session)
     now = ctx.clock.now_ms()
     if problem is not None:
         log.warning("session %s failed to prepare: %s", session.session_id, problem)

@@ -172,14 +172,18 @@ def test_stop_of_a_timed_out_unswept_session_bills_the_maximum(make_api):
     assert api.get("/v1/usage", alice).json()["data"]["totals"]["session_seconds"] == 60.0
 
 
-def test_session_whose_avatar_vanished_stops_with_error(api, alice, avatar_id, wait_until):
-    api.post(f"/v1/avatars/{avatar_id}/delete", alice)
-    # The avatar row is gone, so start refuses it; simulate a file lost after start instead.
-    other = api.avatar(alice)["avatar_id"]
-    (api.ctx.settings.avatars_dir / f"{other}.png").unlink()
-    sid = start(api, alice, avatar_id=other).json()["data"]["session"]["session_id"]
+@pytest.mark.parametrize("damage", ["missing", "corrupt"])
+def test_session_whose_avatar_cannot_load_stops_with_error(api, alice, wait_until, damage):
+    avatar_id = api.avatar(alice)["avatar_id"]
+    path = api.ctx.settings.avatars_dir / f"{avatar_id}.png"
+    if damage == "missing":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:20])
+    sid = start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
     wait_until(lambda: session_of(api, alice, sid)["status"] == "stopped")
     assert session_of(api, alice, sid)["stop_reason"] == "error"
+    assert api.get("/v1/usage", alice).json()["data"]["items"][0]["ref_id"] == sid
 
 
 def test_public_status_of_unknown_session(api):
