@@ -13,6 +13,7 @@ written at all the functions still compile, once per process.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numba
@@ -21,29 +22,55 @@ import numpy as np
 from engine import _native
 
 
-def _jit(function):
+def _jit(function=None, *, parallel=True):
+    if function is None:
+        return lambda f: _jit(f, parallel=parallel)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)
-            return numba.njit(parallel=True, cache=True)(function)
+            return numba.njit(parallel=parallel, cache=True)(function)
     except RuntimeError:  # no writable cache location
-        return numba.njit(parallel=True)(function)
+        return numba.njit(parallel=parallel)(function)
+
+
+@_jit(parallel=False)
+def _widen(plane, y, reach, line):  # pragma: no cover - compiled
+    in_w = plane.shape[1]
+    row = plane[y]
+    for i in range(in_w):
+        line[i] = np.float32(row[i])
+    line[in_w:reach] = np.float32(row[in_w - 1])
 
 
 @_jit
-def _horizontal(plane, first, weights_t, out):  # pragma: no cover - compiled
+def _horizontal(plane, first, weights, period, step, start, count, out):  # pragma: no cover
+    # Outputs start + p + period * j (j < count) form `period` phases: phase p reads
+    # source first[start + p] + step * j + k with the weights of output start + p.
     in_h, in_w = plane.shape
-    taps, out_w = weights_t.shape
-    reach = in_w + taps
+    out_w, taps = weights.shape
+    reach = in_w + taps + step * period
+    stop = start + period * count
     for y in numba.prange(in_h):
         line = np.empty(reach, dtype=np.float32)
-        for i in range(reach):
-            line[i] = np.float32(plane[y, min(i, in_w - 1)])
-        acc = np.zeros(out_w, dtype=np.float32)
-        for k in range(taps):
-            for x in range(out_w):
-                acc[x] += weights_t[k, x] * line[first[x] + k]
-        out[y, :] = acc
+        _widen(plane, y, reach, line)
+        for x in range(out_w):
+            if start <= x < stop:
+                continue
+            acc = np.float32(0.0)
+            for k in range(taps):
+                acc += weights[x, k] * line[first[x] + k]
+            out[y, x] = acc
+        acc_phase = np.empty(count, dtype=np.float32)
+        for p in range(period if count > 0 else 0):
+            base = first[start + p]
+            acc_phase[:] = 0.0
+            for k in range(taps):
+                w = weights[start + p, k]
+                # A slice, not line[base + step * j + k]: LLVM then vectorises the loop.
+                source = line[base + k : base + k + step * (count - 1) + 1 : step]
+                for j in range(count):
+                    acc_phase[j] += w * source[j]
+            out[y, start + p : stop : period] = acc_phase
 
 
 @_jit
@@ -53,18 +80,38 @@ def _vertical(mid, first, weights, out):  # pragma: no cover - compiled
     for y in numba.prange(out_h):
         acc = np.zeros(width, dtype=np.float32)
         for k in range(taps):
-            row = min(first[y] + k, in_h - 1)
+            source = mid[min(first[y] + k, in_h - 1)]
             w = weights[y, k]
             for x in range(width):
-                acc[x] += w * mid[row, x]
+                acc[x] += w * source[x]
         for x in range(width):
-            shifted = acc[x] + np.float32(0.5)
-            if not shifted > 0:
-                out[y, x] = 0
-            elif shifted >= 255:
-                out[y, x] = 255
-            else:
-                out[y, x] = np.uint8(int(shifted))
+            # The native rounding for finite sums: clamp(trunc(sum + 0.5f), 0, 255).
+            shifted = min(max(acc[x] + np.float32(0.5), np.float32(0.0)), np.float32(255.0))
+            out[y, x] = np.uint8(np.int32(shifted))
+
+
+def _phases(first: np.ndarray, weights: np.ndarray, in_size: int) -> tuple[int, int, int, int]:
+    """(period, step, start, count): the longest run of whole periods in which output
+    x + period reads `step` source pixels further than x with bit-identical weights
+    (the native tables are exactly periodic away from the edges)."""
+    out_size = len(first)
+    common = math.gcd(in_size, out_size)
+    period, step = out_size // common, in_size // common
+    if 2 * period > out_size:
+        return 1, 0, 0, 0
+    shifted = first[period:] == first[:-period] + step
+    same = shifted & (weights[period:] == weights[:-period]).all(axis=1)
+    best_start, best_len, run_start = 0, 0, None
+    for x, ok in enumerate(np.append(same, False)):
+        if ok and run_start is None:
+            run_start = x
+        elif not ok and run_start is not None:
+            if x - run_start > best_len:
+                best_start, best_len = run_start, x - run_start
+            run_start = None
+    # Outputs run_start .. run_start + len + period - 1 all repeat the run's first period.
+    count = (best_len + period) // period
+    return period, step, best_start, count if count >= 2 else 0
 
 
 def resample(
@@ -75,7 +122,7 @@ def resample(
     first_x, weights_x = _native.weight_table(in_w, out_w, filter_name, offset[0])
     first_y, weights_y = _native.weight_table(in_h, out_h, filter_name, offset[1])
     mid = np.empty((in_h, out_w), dtype=np.float32)
-    _horizontal(plane, first_x, np.ascontiguousarray(weights_x.T), mid)
+    _horizontal(plane, first_x, weights_x, *_phases(first_x, weights_x, in_w), mid)
     out = np.empty((out_h, out_w), dtype=np.uint8)
     _vertical(mid, first_y, weights_y, out)
     return out

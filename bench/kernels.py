@@ -1,0 +1,232 @@
+"""Resampling kernels against their peers: `python -m bench.kernels [--repeats N]`.
+
+Upscales a natural-looking yuv420p frame (bench.scene; Y plus both chroma planes) with
+every kernel and peer, interleaving the candidates in a shuffled order on every repetition
+and reporting medians. Ours write into reused `out=` arrays and swscale goes through one
+reused VideoReformatter; the "fresh" rows allocate their output (and, for swscale, the
+reformatter) on every call. Each row also gives its max abs error, share of pixels equal
+to the rounded float64 reference and PSNR against the unrounded reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import engine
+from bench.scene import natural_yuv420p
+from engine import _reference
+
+Planes = tuple[np.ndarray, ...]
+FILTERS = ("lanczos3", "bicubic", "bilinear")
+SWSCALE = {"lanczos3": "LANCZOS", "bicubic": "BICUBIC", "bilinear": "BILINEAR"}
+SCENARIOS = {
+    "1080p": ("1080p -> 2160p", (1920, 1080), (3840, 2160)),
+    "720p": ("720p -> 1080p", (1280, 720), (1920, 1080)),
+    "4x": ("480x270 -> 1080p (4x)", (480, 270), (1920, 1080)),
+}
+
+
+@dataclass
+class Candidate:
+    filter: str
+    name: str
+    run: Callable[[], Planes]
+    times: list[float] = field(default_factory=list)
+    result: Planes = ()
+
+
+def plane_sizes(size: tuple[int, int]) -> list[tuple[int, int]]:
+    w, h = size
+    return [(w, h), (w // 2, h // 2), (w // 2, h // 2)]
+
+
+def ours(src: Planes, size, filt: str, *, threads: int | None, kernel="native", fresh=False):
+    outs = [np.empty((h, w), np.uint8) for w, h in plane_sizes(size)]
+
+    def run() -> Planes:
+        return tuple(
+            engine.resample(
+                plane,
+                w,
+                h,
+                filter=filt,
+                kernel=kernel,
+                threads=threads,
+                out=None if fresh or kernel != "native" else out,
+            )
+            for plane, out, (w, h) in zip(src, outs, plane_sizes(size), strict=True)
+        )
+
+    return run
+
+
+def frame_planes(frame) -> Planes:
+    planes = []
+    for plane, (w, h) in zip(frame.planes, plane_sizes((frame.width, frame.height)), strict=True):
+        raw = np.frombuffer(plane, np.uint8)
+        planes.append(np.lib.stride_tricks.as_strided(raw, (h, w), (plane.line_size, 1)).copy())
+    return tuple(planes)
+
+
+def swscale(src: Planes, size, filt: str, *, threads: int, fresh: bool):
+    import av
+    from av.video.reformatter import VideoReformatter
+
+    height, width = src[0].shape
+    frame = av.VideoFrame(width, height, "yuv420p")
+    for plane, data in zip(frame.planes, src, strict=True):
+        view = np.lib.stride_tricks.as_strided(
+            np.frombuffer(plane, np.uint8), data.shape, (plane.line_size, 1), writeable=True
+        )
+        view[...] = data
+    reformatter = VideoReformatter()
+    last = {}
+
+    def run() -> Planes:
+        scaler = VideoReformatter() if fresh else reformatter
+        last["frame"] = scaler.reformat(
+            frame, size[0], size[1], "yuv420p", interpolation=SWSCALE[filt], threads=threads
+        )
+        return ()
+
+    def result() -> Planes:
+        return frame_planes(last["frame"])
+
+    run.result = result  # type: ignore[attr-defined]
+    return run
+
+
+def opencv(src: Planes, size, filt: str):
+    import cv2
+
+    cv2.setNumThreads(1)
+    mode = {"lanczos3": cv2.INTER_LANCZOS4, "bicubic": cv2.INTER_CUBIC}.get(filt, cv2.INTER_LINEAR)
+    return lambda: tuple(
+        cv2.resize(p, (w, h), interpolation=mode)
+        for p, (w, h) in zip(src, plane_sizes(size), strict=True)
+    )
+
+
+def pillow(src: Planes, size, filt: str):
+    from PIL import Image
+
+    mode = {"lanczos3": Image.LANCZOS, "bicubic": Image.BICUBIC}.get(filt, Image.BILINEAR)
+    images = [Image.fromarray(p) for p in src]
+    return lambda: tuple(
+        np.asarray(img.resize((w, h), mode))
+        for img, (w, h) in zip(images, plane_sizes(size), strict=True)
+    )
+
+
+def candidates(src: Planes, size, filt: str) -> list[Candidate]:
+    cores = engine.kernel_info()["threads"]
+    rows = [
+        ("native, 1 thread", ours(src, size, filt, threads=1)),
+        (f"native, {cores} threads", ours(src, size, filt, threads=cores)),
+        ("native, 1 thread, fresh out", ours(src, size, filt, threads=1, fresh=True)),
+        ("numba", ours(src, size, filt, threads=None, kernel="numba")),
+        ("swscale, 1 thread", swscale(src, size, filt, threads=1, fresh=False)),
+        ("swscale, 1 thread, fresh", swscale(src, size, filt, threads=1, fresh=True)),
+        (f"swscale, {cores} threads", swscale(src, size, filt, threads=cores, fresh=False)),
+    ]
+    for name, factory in (("OpenCV, 1 thread", opencv), ("Pillow", pillow)):
+        with contextlib.suppress(ImportError):  # peers from the `bench` extra
+            rows.append((name, factory(src, size, filt)))
+    return [Candidate(filt, name, run) for name, run in rows]
+
+
+def measure(cands: list[Candidate], repeats: int) -> None:
+    for cand in cands:  # warm-up: JIT, tables, page faults of reused buffers
+        cand.run()
+    order = list(cands)
+    for _ in range(repeats):
+        random.shuffle(order)
+        for cand in order:
+            start = time.perf_counter()
+            cand.result = cand.run()
+            cand.times.append(time.perf_counter() - start)
+    for cand in cands:
+        if hasattr(cand.run, "result"):
+            cand.result = cand.run.result()
+
+
+def errors(result: Planes, reference: Planes) -> tuple[int, float, float]:
+    worst, exact, total, squared = 0, 0, 0, 0.0
+    for got, want in zip(result, reference, strict=True):
+        rounded = np.clip(np.floor(want + 0.5), 0, 255)
+        diff = np.abs(got.astype(np.float64) - rounded)
+        worst = max(worst, int(diff.max()))
+        exact += int((diff == 0).sum())
+        total += diff.size
+        squared += float(((got - want) ** 2).sum())
+    psnr = 10 * np.log10(255.0**2 / max(squared / total, 1e-12))
+    return worst, 100.0 * exact / total, psnr
+
+
+def report(title: str, cands: list[Candidate], references: dict[str, Planes]) -> None:
+    print(f"\n### {title}\n")
+    print("| filter | kernel | ms (median) | vs swscale 1 thread | max err | exact % | PSNR dB |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    medians = {(c.filter, c.name): statistics.median(c.times) * 1e3 for c in cands}
+    for cand in cands:
+        ms = medians[(cand.filter, cand.name)]
+        speedup = medians[(cand.filter, "swscale, 1 thread")] / ms
+        worst, exact, psnr = errors(cand.result, references[cand.filter])
+        print(
+            f"| {cand.filter} | {cand.name} | {ms:.2f} | {speedup:.2f}x | {worst} | "
+            f"{exact:.2f} | {psnr:.1f} |"
+        )
+    for filt in dict.fromkeys(c.filter for c in cands):
+        one = medians[(filt, "native, 1 thread")]
+        many = next(v for (f, n), v in medians.items() if f == filt and n.endswith("threads"))
+        numba = medians[(filt, "numba")]
+        print(
+            f"\n{filt}: native {cores_label()} / 1 thread speed-up {one / many:.2f}x; "
+            f"numba / native 1 thread time {numba / one:.2f}x"
+        )
+
+
+def cores_label() -> str:
+    return f"{engine.kernel_info()['threads']} threads"
+
+
+def run_scenario(key: str, repeats: int, filters: tuple[str, ...]) -> None:
+    title, src_size, out_size = SCENARIOS[key]
+    src = natural_yuv420p(*src_size)
+    cands, references = [], {}
+    for filt in filters:
+        references[filt] = tuple(
+            _reference.resample_float(p, w, h, filt, (0.0, 0.0))
+            for p, (w, h) in zip(src, plane_sizes(out_size), strict=True)
+        )
+        cands += candidates(src, out_size, filt)
+    measure(cands, repeats)
+    report(f"{title} yuv420p, median of {repeats} interleaved runs", cands, references)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append")
+    parser.add_argument("--filter", choices=FILTERS, action="append")
+    args = parser.parse_args()
+    info = engine.kernel_info()
+    print(
+        f"native isa {info['isa']} (available {', '.join(info['isas'])}), "
+        f"{info['threads']} threads, {os.cpu_count()} CPUs"
+    )
+    for key in args.scenario or list(SCENARIOS):
+        run_scenario(key, args.repeats, tuple(args.filter or FILTERS))
+
+
+if __name__ == "__main__":
+    main()
