@@ -51,6 +51,8 @@ def decode_json(body: bytes, struct_type: type[T]) -> T:
         raise ValidationFailed(f"{field}: {message}", [detail]) from None
     except msgspec.DecodeError as exc:
         raise BadRequest(f"The body is not valid JSON: {exc}") from None
+    except RecursionError:  # msgspec's guard against deeply nested input (e.g. in `tools`)
+        raise BadRequest("The body's JSON is nested too deeply.") from None
 
 
 async def read_json(request: Request, struct_type: type[T]) -> T:

@@ -91,7 +91,9 @@ def handle_http_exception(_: Request, exc: HTTPException) -> Response:
     )
     if status >= 500:
         return handle_unexpected(_, exc)
-    headers = {"Allow": exc.headers["Allow"]} if exc.headers and "Allow" in exc.headers else None
+    # Litestar's router names the header "allow"; RFC 9110 requires it on every 405.
+    allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
+    headers = {"Allow": allow} if allow else None
     return error_response(status, code, message, headers=headers)
 
 

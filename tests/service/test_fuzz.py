@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 from PIL import Image
+from schemathesis import checks
 
 from service.app import create_app
 from service.domain.keys import create_key
@@ -131,25 +132,33 @@ json_values = st.recursive(
     max_leaves=12,
 )
 objects = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=12), json_values, max_size=5)
-raw_bodies = st.sampled_from(
-    [
-        b"",
-        b"{",
-        b"null",
-        b"[]",
-        b'"text"',
-        b"1e999999",
-        b"NaN",
-        b'{"name": 1e400}',
-        b'{"validity_seconds": 1e400}',
-        b"\xff\xfe\x00",
-        b'{"name": "a", "name": "b"}',
-        b'{"name": "\\ud800"}',
-        b"[" * 50_000 + b"]" * 50_000,
-        b'{"tools": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
-        b'{"tools": ' + b"{" * 3_000 + b"}" * 3_000 + b"}",
-    ]
-) | st.binary(max_size=200)
+DEEP = 50_000
+HOSTILE_BODIES = [
+    b"",
+    b"{",
+    b"null",
+    b"[]",
+    b'"text"',
+    b"1e999999",
+    b"NaN",
+    b"\xff\xfe\x00",
+    b'{"name": 1e400}',
+    b'{"validity_seconds": 1e400}',
+    b'{"validity_seconds": 1.0}',
+    b'{"validity_seconds": true}',
+    b'{"validity_seconds": 315360001}',
+    b'{"name": "a", "name": "b"}',
+    b'{"name": "\\ud800"}',
+    b'{"name": "' + b"a" * 101 + b'", "label": "' + b"b" * 101 + b'"}',
+    b'{"greeting": "' + b"g" * 1001 + b'", "instruction": "' + b"i" * 20_001 + b'"}',
+    b'{"tools": {"a": "' + b"x" * 70_000 + b'"}}',
+    b'{"session_ids": [' + b'"a",' * 100 + b'"b"]}',
+    b'{"session_ids": [], "avatar_id": null, "label": null}',
+    b"[" * DEEP + b"]" * DEEP,
+    b'{"tools": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+    b'{"tools": ' + b'{"a":' * 3_000 + b"1" + b"}" * 3_000 + b"}",
+]
+raw_bodies = st.sampled_from(HOSTILE_BODIES) | st.binary(max_size=200)
 
 
 @st.composite
@@ -169,7 +178,8 @@ def _multipart(parts: list[tuple[str, str | None, bytes, str]], boundary: str) -
     out = []
     for name, filename, data, media_type in parts:
         disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
-        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: {media_type}\r\n\r\n"
+        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+        head += f"Content-Type: {media_type}\r\n\r\n"
         out.append(head.encode("utf-8") + data + b"\r\n")
     return b"".join(out) + f"--{boundary}--\r\n".encode()
 
@@ -227,10 +237,12 @@ def _headers(world: World, variant: str) -> dict[str, str]:
 
 def assert_no_server_error(response, path_template: str) -> None:
     assert response.status_code < 500, (response.status_code, response.text[:500])
-    if path_template in HTML_PAGES:
+    is_html = response.headers.get("content-type", "").startswith("text/html")
+    if path_template in HTML_PAGES and is_html:
         assert response.status_code in (200, 404, 410), response.status_code
-        assert response.headers["content-type"].startswith("text/html")
         return
+    # Anything else is JSON, including a page path the router never matched (e.g. "/r/a%2Fb").
+    assert not is_html, response.text[:200]
     if response.status_code >= 400:
         body = response.json()
         assert set(body) == {"error"}, body
@@ -258,14 +270,27 @@ def test_no_request_yields_a_server_error(world, method, template, data):
         **{name: quote(data.draw(path_values(world, name)), safe="") for name in names}
     )
     query = data.draw(st.dictionaries(st.sampled_from(QUERY), st.text(max_size=40), max_size=3))
-    headers = _headers(world, data.draw(auth_variants))
+    auth = _headers(world, data.draw(auth_variants))
     kwargs: dict[str, Any] = {}
+    headers: dict[str, str] = {}
     if method == "POST":
         upload = template == "/v1/avatars"
         kwargs = data.draw(multipart_request() if upload else json_request())
-        headers = {**kwargs.pop("headers"), **headers}
-    response = world.client.request(method, path, params=query, headers=headers, **kwargs)
+        headers = kwargs.pop("headers")
+    response = world.client.request(method, path, params=query, headers=auth | headers, **kwargs)
     assert_no_server_error(response, template)
+    if template.startswith("/v1/") and auth != world.auth:
+        assert response.status_code in (401, 404), response.text  # 404: path never matched
+
+
+@pytest.mark.parametrize(
+    "template", [t for m, t in ENDPOINTS if m == "POST" and "avatars" not in t]
+)
+def test_hostile_bodies_to_every_json_endpoint(world, template):
+    path = template.format(**world.ids)
+    for body in HOSTILE_BODIES:
+        response = world.client.post(path, content=body, headers=world.auth)
+        assert_no_server_error(response, template)
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
@@ -282,15 +307,34 @@ def test_wrong_methods_get_the_error_body(world, method):
 
 @pytest.fixture(scope="module")
 def api_schema(world):
-    return schemathesis.openapi.from_dict(world.client.get("/schema/openapi.json").json())
+    config = schemathesis.config.SchemathesisConfig.from_dict(
+        # Unknown query parameters are ignored by design (only JSON bodies are strict).
+        {"headers": world.auth, "generation": {"allow-extra-parameters": False}}
+    )
+    raw = world.client.get("/schema/openapi.json").json()
+    return schemathesis.openapi.from_dict(raw, config=config)
 
 
-schema = schemathesis.pytest.from_fixture("api_schema")
+# The avatar upload is left to the multipart fuzzing above: schemathesis builds some of its
+# multipart cases from values (ints, lists) that the test client itself cannot send.
+schema = schemathesis.pytest.from_fixture("api_schema").exclude(method="POST", path="/v1/avatars")
+
+
+# Checks that do not apply here: the SPEC refuses some schema-valid values on meaning (an
+# avatar_id that names no avatar, a model not in AVATAR_MODELS) with 422; Litestar 2's
+# automatic OPTIONS answer lists only one handler's methods (litestar-org/litestar#4169); and
+# the ignored-auth probes need a network transport (the hypothesis test above covers auth).
+EXCLUDED_CHECKS = [
+    checks.positive_data_acceptance,
+    checks.allow_header_conformance,
+    checks.ignored_auth,
+]
 
 
 @schema.parametrize()
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 def test_api_matches_its_openapi_document(case, world):
-    response = world.client.request(**case.as_transport_kwargs(headers=world.auth))
-    case.validate_response(response)
+    response = world.client.request(**case.as_transport_kwargs())
+    response.request.read()  # schemathesis reads the sent body (multipart is streamed)
+    case.validate_response(response, excluded_checks=EXCLUDED_CHECKS)
     assert_no_server_error(response, "")
