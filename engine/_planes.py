@@ -81,9 +81,16 @@ class FrameScaler:
     kernel: str
     threads: int | None = None
 
-    def scale(self, frame: av.VideoFrame) -> av.VideoFrame:
+    def new_frame(self) -> av.VideoFrame:
         luma = self.targets[0]
-        out = av.VideoFrame(luma.width, luma.height, self.pixel_format)
+        return av.VideoFrame(luma.width, luma.height, self.pixel_format)
+
+    def scale(self, frame: av.VideoFrame, out: av.VideoFrame | None = None) -> av.VideoFrame:
+        """Resample `frame` into `out` (a frame from `new_frame`, reused) or a new frame."""
+        if out is None:
+            out = self.new_frame()
+        else:
+            out.make_writable()  # a no-op unless something else still holds its buffers
         for source, target, plane in zip(frame.planes, self.targets, out.planes, strict=True):
             resample(
                 self.orientation.view(plane_array(source)),
