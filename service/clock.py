@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Protocol
 
 
@@ -34,10 +35,15 @@ class ManualClock:
         self._now += round(seconds * 1000)
 
 
+@lru_cache(maxsize=4096)
+def _second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def format_ts(ms: int) -> str:
     """`ms` as RFC 3339 UTC with milliseconds, e.g. 2026-01-01T00:00:00.000Z."""
     seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    return f"{_second(seconds)}.{millis:03d}Z"
 
 
 def format_optional_ts(ms: int | None) -> str | None:

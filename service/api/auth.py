@@ -26,8 +26,8 @@ class ApiKeyMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope["app"].state
-        key = await state.authenticator.authenticate(bearer_token(scope))
-        state.rate_limiter.take(key.key_id, state.ctx.clock.now_ms())
+        key = await state["authenticator"].authenticate(bearer_token(scope))
+        state["rate_limiter"].take(key.key_id, state["ctx"].clock.now_ms())
         scope["user"] = key.owner_id
         scope["auth"] = key
         await self._app(scope, receive, send)
@@ -36,5 +36,5 @@ class ApiKeyMiddleware:
 def install(state, ctx: Context) -> None:
     """Put the per-worker authenticator and rate limiter on the app state."""
     share = ctx.settings.rate_limit / ctx.settings.http_workers
-    state.authenticator = KeyAuthenticator(ctx)
-    state.rate_limiter = RateLimiter(share)
+    state["authenticator"] = KeyAuthenticator(ctx)
+    state["rate_limiter"] = RateLimiter(share)

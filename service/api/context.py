@@ -8,7 +8,8 @@ from service.domain.context import Context
 
 
 def ctx_of(request: Request) -> Context:
-    return request.app.state.ctx
+    # Item access: State's attribute access goes through a slow __getattr__ fallback.
+    return request.app.state["ctx"]
 
 
 def owner_of(request: Request) -> str:
