@@ -131,6 +131,8 @@ void build_twofold(AxisTable& t) {
   const int middle = t.in_size / 2 * 2;  // an even output near the middle of the axis
   const int blocks = t.padded_out / 16;
   twofold.usable.assign(static_cast<size_t>(blocks), 0);
+  twofold.odd_shift = t.first[static_cast<size_t>(middle) + 1] - t.first[static_cast<size_t>(middle)];
+  if (twofold.odd_shift != 0 && twofold.odd_shift != 1) return;
   twofold.weights.reserve(2 * static_cast<size_t>(t.taps));
   for (int p = 0; p < 2; ++p) {
     std::memcpy(twofold.weights.data() + p * t.taps,

@@ -36,6 +36,7 @@ struct LaneBlocks {
 // registers and read the source with plain unaligned loads.
 struct TwofoldBlocks {
   bool any = false;
+  int odd_shift = 0;             // first[2j + 1] - first[2j] in usable blocks: 0 or 1
   std::vector<uint8_t> usable;   // [padded_out / 16]
   AlignedBuffer<float> weights;  // [2][taps]: phase 0 then phase 1
 };

@@ -11,6 +11,8 @@ namespace avatar {
 // Every pass accumulates in float32 in tap order, starting from 0.0f. The
 // intermediate rows stay unclamped float32; the vertical pass rounds once:
 // out = clamp(trunc(sum + 0.5f), 0, 255), i.e. round half up, as the reference.
+// SIMD variants fuse the multiply-adds and start the vertical sum from 0.5f instead
+// of adding it last; that changes results only through float32 rounding.
 inline constexpr int kSweepRows = 4;
 
 struct PassKernels {

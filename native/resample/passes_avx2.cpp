@@ -59,10 +59,10 @@ void horizontal_permute(const AxisTable& t, const float* const* src, float* cons
   for (int i = 0; i < blocks; ++i) permute_block<Taps, Rows>(t, src, dst, i);
 }
 
-// Doubling (TwofoldBlocks): both phases' weights stay in registers and each tap is
-// a plain unaligned load; the same products and sums as permute_block, in the same
-// order, so the result is identical.
-template <int Taps>
+// Doubling (TwofoldBlocks): both phases' weights stay in registers and each source
+// vector is one unaligned load shared by the phases (the odd phase reads Shift
+// further). The same products and sums as permute_block, in the same order.
+template <int Taps, int Shift>
 void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
   const TwofoldBlocks& twofold = t.twofold;
   __m256 even[Taps], odd[Taps];
@@ -77,13 +77,15 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
       permute_block<Taps, 1>(t, &src, &dst, 2 * b + 1);
       continue;
     }
-    const float* e = src + t.first[static_cast<size_t>(b) * 16];
-    const float* o = src + t.first[static_cast<size_t>(b) * 16 + 1];
-    __m256 sum_e = _mm256_mul_ps(even[0], _mm256_loadu_ps(e));
-    __m256 sum_o = _mm256_mul_ps(odd[0], _mm256_loadu_ps(o));
-    for (int k = 1; k < Taps; ++k) {
-      sum_e = _mm256_fmadd_ps(even[k], _mm256_loadu_ps(e + k), sum_e);
-      sum_o = _mm256_fmadd_ps(odd[k], _mm256_loadu_ps(o + k), sum_o);
+    const float* s = src + t.first[static_cast<size_t>(b) * 16];
+    __m256 sum_e = _mm256_setzero_ps(), sum_o = _mm256_setzero_ps();
+    for (int k = 0; k < Taps + Shift; ++k) {
+      const __m256 v = _mm256_loadu_ps(s + k);
+      if (k < Taps) sum_e = k == 0 ? _mm256_mul_ps(even[0], v) : _mm256_fmadd_ps(even[k], v, sum_e);
+      if (k >= Shift) {
+        const int j = k - Shift;
+        sum_o = j == 0 ? _mm256_mul_ps(odd[0], v) : _mm256_fmadd_ps(odd[j], v, sum_o);
+      }
     }
     const __m256 low = _mm256_unpacklo_ps(sum_e, sum_o);   // e0 o0 e1 o1 | e4 o4 e5 o5
     const __m256 high = _mm256_unpackhi_ps(sum_e, sum_o);  // e2 o2 e3 o3 | e6 o6 e7 o7
@@ -111,7 +113,13 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
 template <int Taps>
 void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
   if (Taps > 0 && t.twofold.any) {
-    for (int r = 0; r < rows; ++r) horizontal_twofold<Taps>(t, src[r], dst[r]);
+    for (int r = 0; r < rows; ++r) {
+      if (t.twofold.odd_shift == 0) {
+        horizontal_twofold<Taps, 0>(t, src[r], dst[r]);
+      } else {
+        horizontal_twofold<Taps, 1>(t, src[r], dst[r]);
+      }
+    }
     return;
   }
   int r = 0;
@@ -133,15 +141,11 @@ void horizontal(const AxisTable& t, const float* const* src, float* const* dst, 
   }
 }
 
-// Round half up and saturate to 0..255, as the scalar pass; 32 pixels.
+// 32 pixels from sums that already hold the +0.5 rounding offset: truncate, then
+// saturate to 0..255 (|sum| stays far below 2^31, cvtt's overflow value).
 AVATAR_INLINE __m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
-  const __m256 half = _mm256_set1_ps(0.5f);
-  const __m256 top = _mm256_set1_ps(256.0f);  // keeps cvtt away from its overflow value
-  const auto to_int = [&](__m256 v) {
-    return _mm256_cvttps_epi32(_mm256_min_ps(_mm256_add_ps(v, half), top));
-  };
-  const __m256i ab = _mm256_packs_epi32(to_int(a), to_int(b));
-  const __m256i cd = _mm256_packs_epi32(to_int(c), to_int(d));
+  const __m256i ab = _mm256_packs_epi32(_mm256_cvttps_epi32(a), _mm256_cvttps_epi32(b));
+  const __m256i cd = _mm256_packs_epi32(_mm256_cvttps_epi32(c), _mm256_cvttps_epi32(d));
   const __m256i bytes = _mm256_packus_epi16(ab, cd);
   return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
@@ -151,7 +155,10 @@ AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const floa
   if (Taps > 0) taps = Taps;
   __m256 acc[4];
   const __m256 w0 = _mm256_broadcast_ss(weights);
-  for (int j = 0; j < 4; ++j) acc[j] = _mm256_mul_ps(w0, _mm256_loadu_ps(rows[0] + x + 8 * j));
+  const __m256 half = _mm256_set1_ps(0.5f);
+  for (int j = 0; j < 4; ++j) {
+    acc[j] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(rows[0] + x + 8 * j), half);
+  }
   for (int k = 1; k < taps; ++k) {
     const __m256 w = _mm256_broadcast_ss(weights + k);
     for (int j = 0; j < 4; ++j) {
@@ -206,16 +213,17 @@ template <int Taps, int Step>
 AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
                               __m256i& pixels_a, __m256i& pixels_b) {
   __m256 a[4], b[4];
+  const __m256 half = _mm256_set1_ps(0.5f);
   for (int k = 0; k < Taps + Step; ++k) {
     for (int j = 0; j < 4; ++j) {
       const __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);
       if (k < Taps) {
         const __m256 w = _mm256_broadcast_ss(wa + k);
-        a[j] = k == 0 ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, a[j]);
+        a[j] = _mm256_fmadd_ps(w, v, k == 0 ? half : a[j]);
       }
       if (k >= Step) {
         const __m256 w = _mm256_broadcast_ss(wb + k - Step);
-        b[j] = k == Step ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, b[j]);
+        b[j] = _mm256_fmadd_ps(w, v, k == Step ? half : b[j]);
       }
     }
   }
