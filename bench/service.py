@@ -141,6 +141,8 @@ def _targets(base: str, key: str) -> list[Target]:
             body='{"label": "bench"}', bar="bar: >= 1,000 req/s",
         ),
         Target("GET /r/{id}", "GET", f"/r/{route['id']}", auth=False),
+        # The same-run peer: the framework and server floor (no key, no store read).
+        Target("GET /healthz (peer)", "GET", "/healthz", auth=False),
     ]  # fmt: skip
 
 
@@ -198,7 +200,11 @@ def _measure(args: argparse.Namespace, server: Server, key: str, work: Path) -> 
     return {target: _median(found) for target, found in results.items()}
 
 
-def _report(args: argparse.Namespace, results: dict[Target, Result]) -> None:
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _report(args: argparse.Namespace, results: dict[Target, Result], load_before: str) -> None:
     print(
         f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s against one "
         f"`avatar-service serve` (1 HTTP worker, default settings except "
@@ -206,15 +212,21 @@ def _report(args: argparse.Namespace, results: dict[Target, Result]) -> None:
         f"median of {args.rounds} interleaved round(s)."
     )
     header = (
-        f"{'endpoint':<30} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'errors':>7}"
+        f"{'endpoint':<30} {'req/s':>9} {'vs peer':>8} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'non-2xx':>8} {'errors':>7}"
     )
     print(header)
     print("-" * len(header))
+    peer = results[next(t for t in results if t.path == "/healthz")].rps
     for target, r in results.items():
         print(
-            f"{target.name:<30} {r.rps:>9,.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} "
-            f"{r.non_2xx:>8} {r.socket_errors:>7}  {target.bar}"
+            f"{target.name:<30} {r.rps:>9,.0f} {r.rps / peer:>8.2f} {r.p50_ms:>8.2f} "
+            f"{r.p99_ms:>8.2f} {r.non_2xx:>8} {r.socket_errors:>7}  {target.bar}"
         )
+    # Other work on the machine shows up here; the "vs peer" ratios are the steadier figures.
+    print(
+        f"load average (1/5/15 min): {load_before} before, {_load()} after; {os.cpu_count()} CPUs"
+    )
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -234,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("wrk") is None:
         print("bench.service needs wrk: apt-get install wrk", file=sys.stderr)
         return 2
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="bench-service-") as work:
         server = Server(Path(work))
         try:
@@ -241,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             results = _measure(args, server, key, Path(work))
         finally:
             server.stop()
-    _report(args, results)
+    _report(args, results, load_before)
     return 0
 
 

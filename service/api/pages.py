@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 
 from litestar import Controller, Request, Response, get
-from litestar.enums import MediaType
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from service.api.context import ctx_of, interactive_base
 from service.api.errors import error_response
@@ -20,6 +20,7 @@ from service.schemas.sessions import SessionStatus, SessionStatusEnvelope
 
 _IMMUTABLE = "public, max-age=31536000, immutable"
 _SHORT = "public, max-age=300"
+_HTML = (b"content-type", b"text/html; charset=utf-8")
 
 
 @cache
@@ -39,13 +40,31 @@ def page_headers(frame_ancestors: str) -> dict[str, str]:
     }
 
 
+@cache
+def _encoded_page_headers(frame_ancestors: str) -> tuple[tuple[bytes, bytes], ...]:
+    items = page_headers(frame_ancestors).items()
+    return (_HTML, *((k.lower().encode(), v.encode("latin-1")) for k, v in items))
+
+
 def _headers(request: Request) -> dict[str, str]:
     return page_headers(ctx_of(request).settings.frame_ancestors)
 
 
-def _html(request: Request, page: tuple[int, str]) -> Response[str]:
-    status, html = page
-    return Response(html, status_code=status, media_type=MediaType.HTML, headers=_headers(request))
+class _HtmlPage:
+    """A rendered page as a bare ASGI response: Litestar's generic Response path (header
+    containers, encoders) cost more than rendering the page itself."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, request: Request, page: tuple[int, str]) -> None:
+        self.status, html = page
+        self.body = html.encode("utf-8")
+        encoded = _encoded_page_headers(ctx_of(request).settings.frame_ancestors)
+        self.headers = [*encoded, (b"content-length", str(len(self.body)).encode())]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status, "headers": self.headers})
+        await send({"type": "http.response.body", "body": self.body, "more_body": False})
 
 
 class PagesController(Controller):
@@ -53,15 +72,15 @@ class PagesController(Controller):
     tags = ("public",)
 
     # The HTML pages are not API operations, so they stay out of the OpenAPI schema.
-    @get("/r/{route_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-    async def route_page(self, request: Request, route_id: str) -> Response[str]:
+    @get("/r/{route_id:str}", include_in_schema=False)
+    async def route_page(self, request: Request, route_id: str) -> ASGIApp:
         base = interactive_base(request)
-        return _html(request, await views.route_page(ctx_of(request), route_id, base))
+        return _HtmlPage(request, await views.route_page(ctx_of(request), route_id, base))
 
-    @get("/i/{session_id:str}", media_type=MediaType.HTML, include_in_schema=False)
-    async def session_page(self, request: Request, session_id: str) -> Response[str]:
+    @get("/i/{session_id:str}", include_in_schema=False)
+    async def session_page(self, request: Request, session_id: str) -> ASGIApp:
         base = interactive_base(request)
-        return _html(request, await views.session_page(ctx_of(request), session_id, base))
+        return _HtmlPage(request, await views.session_page(ctx_of(request), session_id, base))
 
     @get("/i/{session_id:str}/status", summary="Public status of a session (no key)")
     async def session_status(
