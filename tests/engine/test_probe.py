@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import av
 import pytest
 
 import engine
@@ -106,6 +107,9 @@ def test_rotation_gives_the_displayed_size(clip, name, rotation, mirrored):
     assert (info.width, info.height) == (72, 128)
     assert (info.stored_width, info.stored_height) == (128, 72)
     assert (info.rotation, info.mirrored) == (rotation, mirrored)
+    if not mirrored:  # FFmpeg's own reading of the matrix, on a decoded frame
+        with av.open(str(clip(name))) as container:
+            assert next(container.decode(video=0)).rotation % 360 == rotation
 
 
 @pytest.mark.parametrize(
