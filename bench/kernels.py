@@ -61,7 +61,7 @@ def ours(src: Planes, size, filt: str, *, threads: int | None, kernel="native", 
                 filter=filt,
                 kernel=kernel,
                 threads=threads,
-                out=None if fresh or kernel != "native" else out,
+                out=None if fresh else out,
             )
             for plane, out, (w, h) in zip(src, outs, plane_sizes(size), strict=True)
         )

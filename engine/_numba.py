@@ -13,7 +13,9 @@ written at all the functions still compile, once per process.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 import warnings
 
 import numba
@@ -42,10 +44,47 @@ def _widen(plane, y, reach, line):  # pragma: no cover - compiled
     line[in_w:reach] = np.float32(row[in_w - 1])
 
 
+@_jit(parallel=False)
+def _generic(line, first, weights, x_from, x_to, out_row):  # pragma: no cover - compiled
+    for x in range(x_from, x_to):
+        acc = np.float32(0.0)
+        for k in range(weights.shape[1]):
+            acc += weights[x, k] * line[first[x] + k]
+        out_row[x] = acc
+
+
+@_jit(parallel=False)
+def _periodic(line, first, weights, period, step, start, count, out_row):  # pragma: no cover
+    # Phase p holds outputs start + p + period * j, reading first[start + p] + step * j + k.
+    acc = np.zeros((period, count), dtype=np.float32)
+    for p in range(period):
+        base = first[start + p]
+        phase = acc[p]
+        for k in range(weights.shape[1]):
+            w = weights[start + p, k]
+            # Slices, not line[base + step * j + k], and a contiguous one of its own
+            # type for step 1: LLVM then vectorises these loops.
+            if step == 1:
+                contiguous = line[base + k : base + k + count]
+                for j in range(count):
+                    phase[j] += w * contiguous[j]
+            else:
+                strided = line[base + k : base + k + step * (count - 1) + 1 : step]
+                for j in range(count):
+                    phase[j] += w * strided[j]
+    segment = out_row[start : start + period * count]
+    if period == 2:
+        for j in range(count):
+            segment[2 * j] = acc[0, j]
+            segment[2 * j + 1] = acc[1, j]
+    else:
+        for j in range(count):
+            for p in range(period):
+                segment[j * period + p] = acc[p, j]
+
+
 @_jit
 def _horizontal(plane, first, weights, period, step, start, count, out):  # pragma: no cover
-    # Outputs start + p + period * j (j < count) form `period` phases: phase p reads
-    # source first[start + p] + step * j + k with the weights of output start + p.
     in_h, in_w = plane.shape
     out_w, taps = weights.shape
     reach = in_w + taps + step * period
@@ -53,24 +92,10 @@ def _horizontal(plane, first, weights, period, step, start, count, out):  # prag
     for y in numba.prange(in_h):
         line = np.empty(reach, dtype=np.float32)
         _widen(plane, y, reach, line)
-        for x in range(out_w):
-            if start <= x < stop:
-                continue
-            acc = np.float32(0.0)
-            for k in range(taps):
-                acc += weights[x, k] * line[first[x] + k]
-            out[y, x] = acc
-        acc_phase = np.empty(count, dtype=np.float32)
-        for p in range(period if count > 0 else 0):
-            base = first[start + p]
-            acc_phase[:] = 0.0
-            for k in range(taps):
-                w = weights[start + p, k]
-                # A slice, not line[base + step * j + k]: LLVM then vectorises the loop.
-                source = line[base + k : base + k + step * (count - 1) + 1 : step]
-                for j in range(count):
-                    acc_phase[j] += w * source[j]
-            out[y, start + p : stop : period] = acc_phase
+        _generic(line, first, weights, 0, start, out[y])
+        _generic(line, first, weights, stop, out_w, out[y])
+        if count > 0:
+            _periodic(line, first, weights, period, step, start, count, out[y])
 
 
 @_jit
@@ -114,15 +139,39 @@ def _phases(first: np.ndarray, weights: np.ndarray, in_size: int) -> tuple[int, 
     return period, step, best_start, count if count >= 2 else 0
 
 
+@functools.lru_cache(maxsize=32)
+def _axis(in_size: int, out_size: int, filter_name: str, shift: float):
+    first, weights = _native.weight_table(in_size, out_size, filter_name, shift)
+    return first, weights, _phases(first, weights, in_size)
+
+
+_scratch = threading.local()
+
+
+def _intermediate(rows: int, cols: int) -> np.ndarray:
+    """A reused per-thread float32 buffer: a fresh one would page-fault on every call."""
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.size < rows * cols:
+        buffer = _scratch.buffer = np.empty(rows * cols, dtype=np.float32)
+    return buffer[: rows * cols].reshape(rows, cols)
+
+
 def resample(
-    plane: np.ndarray, out_w: int, out_h: int, filter_name: str, offset: tuple[float, float]
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    filter_name: str,
+    offset: tuple[float, float],
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Resample a 2-D uint8 plane (arguments already checked by engine.resample)."""
+    """Resample a 2-D uint8 plane into `out` (any strides) or a new array; the
+    arguments were checked by engine.resample."""
     in_h, in_w = plane.shape
-    first_x, weights_x = _native.weight_table(in_w, out_w, filter_name, offset[0])
-    first_y, weights_y = _native.weight_table(in_h, out_h, filter_name, offset[1])
-    mid = np.empty((in_h, out_w), dtype=np.float32)
-    _horizontal(plane, first_x, weights_x, *_phases(first_x, weights_x, in_w), mid)
-    out = np.empty((out_h, out_w), dtype=np.uint8)
+    first_x, weights_x, phases_x = _axis(in_w, out_w, filter_name, offset[0])
+    first_y, weights_y, _ = _axis(in_h, out_h, filter_name, offset[1])
+    mid = _intermediate(in_h, out_w)
+    _horizontal(plane, first_x, weights_x, *phases_x, mid)
+    if out is None:
+        out = np.empty((out_h, out_w), dtype=np.uint8)
     _vertical(mid, first_y, weights_y, out)
     return out

@@ -102,7 +102,7 @@ def resample(
     elif kernel == "numba":
         from engine import _numba
 
-        result = _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
+        return _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy), out)
     else:
         return _resample_native(plane, int(out_w), int(out_h), filter, (dx, dy), threads, out, isa)
     if out is None:
