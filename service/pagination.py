@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Annotated
 
 import msgspec
 
@@ -14,10 +15,14 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
 
+# A forged cursor must not carry a time SQLite cannot bind (a 64-bit signed integer).
+_Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
 class Position(msgspec.Struct, frozen=True, array_like=True):
     """The (sort time, id) of the last item on a page; the next page starts strictly after it."""
 
-    ms: int
+    ms: _Int64
     id: str
 
 

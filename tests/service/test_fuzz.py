@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -291,6 +292,53 @@ def test_hostile_bodies_to_every_json_endpoint(world, template):
     for body in HOSTILE_BODIES:
         response = world.client.post(path, content=body, headers=world.auth)
         assert_no_server_error(response, template)
+
+
+def _cursor(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+HOSTILE_QUERIES = [
+    {"cursor": _cursor(b'[18446744073709551615, "x"]')},
+    {"cursor": _cursor(b'[-9223372036854775809, "x"]')},
+    {"cursor": _cursor(b'{"ms": 1}')},
+    {"cursor": _cursor(b'[1, "\\ud800"]')},
+    {"cursor": "!!!"},
+    {"cursor": "A" * 5000},
+    {"limit": "0"},
+    {"limit": "201"},
+    {"limit": "1e3"},
+    {"limit": "9" * 30},
+    {"status": "ACTIVE"},
+    {"agent_id": "\x00"},
+    {"since": "9999-12-31T23:59:59-23:59"},
+    {"until": "0001-01-01T00:00:00+23:59"},
+    {"since": "2026-02-30T00:00:00Z"},
+    {"since": "x" * 300},
+]
+V1_GETS = [t for m, t in ENDPOINTS if m == "GET" and t.startswith("/v1/")]
+
+
+@pytest.mark.parametrize("template", V1_GETS)
+def test_hostile_queries_to_every_read(world, template):
+    path = template.format(**world.ids)
+    for query in HOSTILE_QUERIES:
+        response = world.client.get(path, params=query, headers=world.auth)
+        assert_no_server_error(response, template)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "/r/%FF%FE", "/i/%ED%A0%80", "/i/%C0%AF/status", "/v1/agents/%ED%A0%80",
+        "/v1/agent-routes?agent_id=%FF", "/v1/usage?since=%ED%A0%80", "/avatars/%FF.png",
+        "/static/%2E%2E%2Fpages.py",
+    ],
+)  # fmt: skip
+def test_invalid_percent_encodings(world, raw):
+    response = world.client.get(raw, headers=world.auth)
+    page = {"/r/": "/r/{route_id}", "/i/": "/i/{session_id}"}.get(raw[:3], "")
+    assert_no_server_error(response, "" if raw.endswith("/status") else page)
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
