@@ -219,3 +219,29 @@ def test_read_only_out_is_refused():
     out.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
         engine.resample(np.zeros((4, 4), np.uint8), 8, 8, out=out)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda a: a[::-1],  # negative row stride
+        lambda a: a[:, ::-1],  # negative pixel stride
+        lambda a: np.broadcast_to(a[:1], a.shape),  # zero row stride
+        lambda a: a.T,  # column-major
+    ],
+    ids=["rows-reversed", "pixels-reversed", "broadcast", "transposed"],
+)
+@pytest.mark.parametrize("kernel", FAST_KERNELS)
+def test_unusual_strides_are_read_in_place(view, kernel):
+    plane = view(scene(30, 30, seed=5))
+    result = engine.resample(plane, 70, 50, kernel=kernel)
+    np.testing.assert_array_equal(
+        result, engine.resample(np.ascontiguousarray(plane), 70, 50, kernel=kernel)
+    )
+
+
+def test_writes_into_a_reversed_out_view():
+    plane = scene(20, 20)
+    storage = np.zeros((40, 64), np.uint8)
+    engine.resample(plane, 64, 40, out=storage[::-1])
+    np.testing.assert_array_equal(storage[::-1], engine.resample(plane, 64, 40))
