@@ -17,12 +17,12 @@ def _not_found(route_id: str) -> NotFound:
 async def create_route(
     ctx: Context, owner_id: str, agent_id: str, label: str | None, validity_seconds: int | None
 ) -> Route:
-    await owned_agent(ctx, owner_id, agent_id)
     now = ctx.clock.now_ms()
     expires = None if validity_seconds is None else now + validity_seconds * 1000
     route = Route(new_id("rt"), owner_id, agent_id, label, now, expires)
-    # The insert re-checks the agent inside the write, so a concurrent delete cannot leave an
-    # active route behind.
+    # The insert checks inside the write that the agent exists, is the caller's and is not
+    # deleted, so a concurrent delete cannot leave an active route behind (and no separate
+    # read of the agent is needed on this hot path).
     if not await ctx.store.add_route(route):
         raise NotFound(f"No agent {agent_id!r}.")
     return route
