@@ -24,6 +24,7 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -227,10 +228,12 @@ def bench_clip(name: str, repeats: int, every: int, work: Path) -> ClipReport:
     size = engine.plan(info, resolution)
     frames = upscaled_frames(src, resolution)
     runs: dict[str, list[Run]] = {"ours": [], "encoder": [], "ffmpeg": []}
-    for _ in range(repeats):
+    for repeat in range(repeats):
         runs["ours"].append(run_ours(src, work / f"{name}-ours.mp4", resolution))
         runs["encoder"].append(run_encoder(frames, src))
         runs["ffmpeg"].append(run_ffmpeg(src, work / f"{name}-ffmpeg.mp4", size))
+        done = ", ".join(f"{m} {r[-1].wall:.2f} s ({r[-1].cpu:.2f} CPU s)" for m, r in runs.items())
+        print(f"{name} run {repeat + 1}/{repeats}: {done}", file=sys.stderr, flush=True)
     del frames
     reference = reference_luma(src, size, every)
     quality = {
