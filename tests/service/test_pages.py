@@ -4,12 +4,18 @@ and static files."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import httpx
 import pytest
 
 from service.settings import SettingsError, load_settings
@@ -283,3 +289,78 @@ def test_page_script_switches_state_without_reload(tmp_path, answers, state, tex
     assert len(outcome["seen"]) == len(answers) + (state == "ready")
     assert {call["url"] for call in outcome["seen"]} == {"/i/ses_x/status"}
     assert {call["credentials"] for call in outcome["seen"]} == {"omit"}
+
+
+# The same on a real `serve` with two HTTP workers: the warm-up is derived from stored times,
+# so whichever worker answers a poll agrees.
+
+
+@pytest.fixture
+def served(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "AVATAR_SESSION_WARMUP_S": "1.5",
+        "AVATAR_HTTP_WORKERS": "2",
+        "AVATAR_FRAME_ANCESTORS": "https://embed.example",
+    }
+    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command += ["--data-dir", str(tmp_path / "data")]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        process.stdout.readline()  # the banner, then the first API key
+        auth = {"Authorization": f"Bearer {process.stdout.readline().strip()}"}
+        base = f"http://127.0.0.1:{port}"
+        poll_until(lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        yield base, auth
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+
+
+def poll_until(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if result := check():
+                return result
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("not reached in time")
+
+
+@pytest.mark.slow
+def test_session_page_on_a_real_server(served, png_bytes):
+    base, auth = served
+    files = {"image": ("face.png", png_bytes(), "image/png")}
+    avatar = httpx.post(f"{base}/v1/avatars", headers=auth, files=files).json()["data"]
+    body = {"avatar_id": avatar["avatar_id"]}
+    started = httpx.post(f"{base}/v1/interactive/start_session", headers=auth, json=body)
+    session = started.json()["data"]["session"]
+
+    page = httpx.get(session["client_url"])
+    assert page.status_code == 200 and 'data-state="connecting"' in page.text
+    assert "frame-ancestors https://embed.example" in page.headers["content-security-policy"]
+    assert "x-frame-options" not in page.headers
+    assert page.headers["referrer-policy"] == "no-referrer"
+    status_url = f"{session['client_url']}/status"
+    seen = []
+    poll_until(
+        lambda: seen.append(httpx.get(status_url).json()["data"]["status"]) or "ready" in seen
+    )
+    assert seen[0] == "starting" and seen[-1] == "ready"
+    assert 'data-state="ready"' in httpx.get(session["client_url"]).text
+
+    stop = {"session_ids": [session["session_id"]]}
+    httpx.post(f"{base}/v1/interactive/stop_sessions", headers=auth, json=stop)
+    assert httpx.get(session["client_url"]).status_code == 410
