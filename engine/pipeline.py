@@ -151,7 +151,16 @@ def upscale(
 class _Run:
     """One upscale: the stage threads, the channels between them and the output file."""
 
-    def __init__(self, src, temp, info, spec, scaler, progress, cancel) -> None:
+    def __init__(
+        self,
+        src: Path,
+        temp: Path,
+        info: VideoInfo,
+        spec: OutputSpec,
+        scaler: FrameScaler,
+        progress: Progress | None,
+        cancel: CancelEvent | None,
+    ) -> None:
         self._src, self._temp, self._info = src, temp, info
         self._spec, self._scaler = spec, scaler
         self._progress, self._cancel = progress, cancel
