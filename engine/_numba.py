@@ -3,7 +3,7 @@
 It applies the very weight tables the native kernel builds (`_native.weight_table`) with
 the same float32 arithmetic in the same order: horizontal pass first into an unclamped
 float32 intermediate, then the vertical pass, each output a sum over taps in tap order
-starting from 0.0f, rounded once as clamp(trunc(sum + 0.5f), 0, 255). LLVM here does not
+starting from 0.0f, rounded once as clamp(trunc(sum + (0.5f + 2^-14)), 0, 255). LLVM here does not
 fuse multiply-adds (no fastmath), so the result equals the native scalar variant exactly.
 
 Compiled functions are cached on disk (cache=True) next to this module; where that
@@ -22,6 +22,10 @@ import numba
 import numpy as np
 
 from engine import _native
+
+
+# Half plus 2^-14: float32 sums miss exact ties by a few ulps (native passes.hpp).
+_ROUNDING_OFFSET = np.float32(0.5 + 1.0 / 16384.0)
 
 
 def _jit(function=None, *, parallel=True):
@@ -110,8 +114,8 @@ def _vertical(mid, first, weights, out):  # pragma: no cover - compiled
             for x in range(width):
                 acc[x] += w * source[x]
         for x in range(width):
-            # The native rounding for finite sums: clamp(trunc(sum + 0.5f), 0, 255).
-            shifted = min(max(acc[x] + np.float32(0.5), np.float32(0.0)), np.float32(255.0))
+            # The native rounding for finite sums: clamp(trunc(sum + offset), 0, 255).
+            shifted = min(max(acc[x] + _ROUNDING_OFFSET, np.float32(0.0)), np.float32(255.0))
             out[y, x] = np.uint8(np.int32(shifted))
 
 

@@ -38,6 +38,11 @@ def weight_matrix(in_size: int, out_size: int, filter_name: str, shift: float) -
     Output pixel x samples the source at (x + 0.5) * in/out - 0.5 + shift; when
     downscaling the filter is stretched by in/out. Taps past an edge fold onto the
     edge pixel (edge replication). Each row sums to one.
+
+    The position is computed as the exact integer ((2x + 1) * in - out) over 2 * out,
+    so it is the correctly rounded double (exactly k + 1/2 where the true position is):
+    the naive (x + 0.5) * ratio - 0.5 lands a hair off such ties, and so does a
+    "rounded" reference there.
     """
     kernel, support = FILTERS[filter_name]
     ratio = in_size / out_size
@@ -45,7 +50,7 @@ def weight_matrix(in_size: int, out_size: int, filter_name: str, shift: float) -
     reach = support * stretch
     matrix = np.zeros((out_size, in_size), dtype=np.float64)
     for x in range(out_size):
-        center = (x + 0.5) * ratio - 0.5 + shift
+        center = ((2 * x + 1) * in_size - out_size) / (2 * out_size) + shift
         taps = np.arange(math.floor(center - reach), math.ceil(center + reach) + 1)
         weights = kernel((taps - center) / stretch)
         weights /= weights.sum()
@@ -67,5 +72,14 @@ def resample(
     plane: np.ndarray, out_w: int, out_h: int, filter_name: str, offset: tuple[float, float]
 ) -> np.ndarray:
     """Resample a 2-D uint8 plane; round half up once, then clamp to 0..255."""
-    exact = resample_float(plane, out_w, out_h, filter_name, offset)
-    return np.clip(np.floor(exact + 0.5), 0, 255).astype(np.uint8)
+    return round_half_up(resample_float(plane, out_w, out_h, filter_name, offset))
+
+
+# Weights such as 1/6 and 5/6 are inexact in binary, so a float64 sum that is exactly
+# k + 1/2 in rational arithmetic lands ~1e-14 below it; such ties still round up.
+TIE_TOLERANCE = 1e-9
+
+
+def round_half_up(values: np.ndarray) -> np.ndarray:
+    """Round half up (within TIE_TOLERANCE of a half counts as the half), clamp to uint8."""
+    return np.clip(np.floor(values + (0.5 + TIE_TOLERANCE)), 0, 255).astype(np.uint8)

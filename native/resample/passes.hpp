@@ -10,9 +10,13 @@ namespace avatar {
 
 // Every pass accumulates in float32 in tap order, starting from 0.0f. The
 // intermediate rows stay unclamped float32; the vertical pass rounds once:
-// out = clamp(trunc(sum + 0.5f), 0, 255), i.e. round half up, as the reference.
-// SIMD variants fuse the multiply-adds and start the vertical sum from 0.5f instead
-// of adding it last; that changes results only through float32 rounding.
+// out = clamp(trunc(sum + kRoundingOffset), 0, 255), i.e. round half up, as the
+// reference. The offset is a hair above 0.5 because float32 sums of weights such as
+// 1/6 and 5/6 miss exact ties (k + 1/2 in rational arithmetic) by a few ulps; the
+// slack (2^-14) is above that error and far below the rounding step.
+// SIMD variants fuse the multiply-adds and start the vertical sum from the offset
+// instead of adding it last; that changes results only through float32 rounding.
+inline constexpr float kRoundingOffset = 0.5f + 1.0f / 16384.0f;
 inline constexpr int kSweepRows = 4;
 
 struct PassKernels {

@@ -141,7 +141,7 @@ void horizontal(const AxisTable& t, const float* const* src, float* const* dst, 
   }
 }
 
-// 32 pixels from sums that already hold the +0.5 rounding offset: truncate, then
+// 32 pixels from sums that already hold the rounding offset: truncate, then
 // saturate to 0..255 (|sum| stays far below 2^31, cvtt's overflow value).
 AVATAR_INLINE __m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
   const __m256i ab = _mm256_packs_epi32(_mm256_cvttps_epi32(a), _mm256_cvttps_epi32(b));
@@ -155,7 +155,7 @@ AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const floa
   if (Taps > 0) taps = Taps;
   __m256 acc[4];
   const __m256 w0 = _mm256_broadcast_ss(weights);
-  const __m256 half = _mm256_set1_ps(0.5f);
+  const __m256 half = _mm256_set1_ps(kRoundingOffset);
   for (int j = 0; j < 4; ++j) {
     acc[j] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(rows[0] + x + 8 * j), half);
   }
@@ -213,7 +213,7 @@ template <int Taps, int Step>
 AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
                               __m256i& pixels_a, __m256i& pixels_b) {
   __m256 a[4], b[4];
-  const __m256 half = _mm256_set1_ps(0.5f);
+  const __m256 half = _mm256_set1_ps(kRoundingOffset);
   for (int k = 0; k < Taps + Step; ++k) {
     for (int j = 0; j < 4; ++j) {
       const __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);

@@ -90,7 +90,7 @@ void horizontal(const AxisTable& t, const float* const* src, float* const* dst, 
 
 // Round half up and saturate to 0..255, as the scalar pass; 16 pixels.
 AVATAR_INLINE __m128i round_pack(__m512 v) {
-  const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(0.5f));
+  const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(kRoundingOffset));
   const __m512 clamped =
       _mm512_min_ps(_mm512_max_ps(shifted, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
   return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(clamped));

@@ -28,7 +28,7 @@ void horizontal(const AxisTable& t, const float* const* src, float* const* dst, 
 }
 
 uint8_t round_to_u8(float sum) {
-  const float shifted = sum + 0.5f;
+  const float shifted = sum + kRoundingOffset;
   if (!(shifted > 0.0f)) return 0;
   if (shifted >= 255.0f) return 255;
   return static_cast<uint8_t>(static_cast<int>(shifted));

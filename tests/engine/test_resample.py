@@ -245,3 +245,12 @@ def test_writes_into_a_reversed_out_view():
     storage = np.zeros((40, 64), np.uint8)
     engine.resample(plane, 64, 40, out=storage[::-1])
     np.testing.assert_array_equal(storage[::-1], engine.resample(plane, 64, 40))
+
+
+@pytest.mark.parametrize("kernel", FAST_KERNELS)
+def test_exact_ties_round_half_up(kernel):
+    # At 1.5x, bilinear weights are 1/2 and 1/6, 5/6: many outputs are exactly k + 1/2
+    # in rational arithmetic although neither float32 nor float64 sums land on it.
+    plane = np.random.default_rng(9).integers(0, 256, (40, 60), dtype=np.uint8)
+    result = engine.resample(plane, 90, 60, filter="bilinear", kernel=kernel)
+    np.testing.assert_array_equal(result, _reference.resample(plane, 90, 60, "bilinear", (0, 0)))
