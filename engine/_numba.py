@@ -23,7 +23,6 @@ import numpy as np
 
 from engine import _native
 
-
 # Half plus 2^-14: float32 sums miss exact ties by a few ulps (native passes.hpp).
 _ROUNDING_OFFSET = np.float32(0.5 + 1.0 / 16384.0)
 
