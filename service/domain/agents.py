@@ -74,7 +74,8 @@ async def update_agent(ctx: Context, owner_id: str, agent_id: str, changes: dict
     agent = await owned_agent(ctx, owner_id, agent_id)
     await _check_fields(ctx, owner_id, changes)
     updated = msgspec.structs.replace(agent, updated_ms=ctx.clock.now_ms(), **changes)
-    await ctx.store.replace_agent(updated)
+    if not await ctx.store.replace_agent(updated):  # deleted meanwhile
+        raise NotFound(f"No agent {agent_id!r}.")
     return updated
 
 

@@ -190,3 +190,19 @@ def test_public_status_of_unknown_session(api):
     response = api.get("/i/ses_nope/status")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_sweep_prepares_sessions_whose_worker_died(api, alice, avatar_id):
+    from service.domain.models import Session
+
+    with api.client.portal() as portal:
+        owner_id = portal.call(api.ctx.store.list_keys)[0].owner_id
+        now = api.clock.now_ms()
+        orphan = Session("ses_orphan", owner_id, avatar_id, "metis-2.5", now, now + 3_600_000)
+        portal.call(api.ctx.store.add_session, orphan)
+        assert portal.call(sweep, api.ctx) == 0  # too recent: its worker may still prepare it
+        api.clock.advance(31)
+        assert portal.call(sweep, api.ctx) == 1
+    session = session_of(api, alice, "ses_orphan")
+    assert session["status"] == "ready"
+    assert session["ready_at"] == "2026-01-01T00:00:31.000Z"

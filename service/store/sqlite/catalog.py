@@ -68,13 +68,14 @@ def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
     )
 
 
-def _replace_agent(conn: sqlite3.Connection, agent: Agent) -> None:
-    conn.execute(
+def _replace_agent(conn: sqlite3.Connection, agent: Agent) -> bool:
+    cursor = conn.execute(
         "UPDATE agents SET owner_id = ?, name = ?, created_ms = ?, updated_ms = ?, avatar_id = ?,"
         " voice_id = ?, instruction = ?, llm_model = ?, model = ?, greeting = ?, tools = ?"
         " WHERE agent_id = ? AND deleted_ms IS NULL",
         _agent_values(agent),
     )
+    return cursor.rowcount == 1
 
 
 def _delete_agent(conn: sqlite3.Connection, owner_id: str, agent_id: str, now_ms: int):
@@ -153,8 +154,8 @@ class CatalogMixin(SqliteBase):
         )
         return self._all(sql, [owner_id, *params, page.limit + 1], _agent)
 
-    async def replace_agent(self, agent: Agent) -> None:
-        await self._write(_replace_agent, agent)
+    async def replace_agent(self, agent: Agent) -> bool:
+        return await self._write(_replace_agent, agent)
 
     async def delete_agent(self, owner_id: str, agent_id: str, now_ms: int) -> Agent | None:
         return await self._write(_delete_agent, owner_id, agent_id, now_ms)
