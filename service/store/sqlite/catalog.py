@@ -105,13 +105,18 @@ def _insert_route(conn: sqlite3.Connection, r: Route) -> bool:
     return cursor.rowcount == 1
 
 
+def _owned_route(conn: sqlite3.Connection, owner_id: str, route_id: str) -> Route | None:
+    sql = f"SELECT {_ROUTE} WHERE route_id = ? AND owner_id = ?"
+    row = conn.execute(sql, (route_id, owner_id)).fetchone()
+    return None if row is None else _route(row)
+
+
 def _set_label(conn: sqlite3.Connection, owner_id: str, route_id: str, label: str | None):
     conn.execute(
         "UPDATE routes SET label = ? WHERE route_id = ? AND owner_id = ?",
         (label, route_id, owner_id),
     )
-    row = conn.execute(f"SELECT {_ROUTE} WHERE route_id = ? AND owner_id = ?", (route_id, owner_id))
-    return (row := row.fetchone()) and _route(row)
+    return _owned_route(conn, owner_id, route_id)
 
 
 def _revoke_route(conn: sqlite3.Connection, owner_id: str, route_id: str, now_ms: int):
@@ -120,8 +125,7 @@ def _revoke_route(conn: sqlite3.Connection, owner_id: str, route_id: str, now_ms
         " AND revoked_ms IS NULL",
         (now_ms, route_id, owner_id),
     )
-    row = conn.execute(f"SELECT {_ROUTE} WHERE route_id = ? AND owner_id = ?", (route_id, owner_id))
-    return (row := row.fetchone()) and _route(row)
+    return _owned_route(conn, owner_id, route_id)
 
 
 class CatalogMixin(SqliteBase):
