@@ -24,30 +24,75 @@ void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* 
   for (; i < padded_in; ++i) dst[i] = dst[in_size - 1];
 }
 
-// One unaligned load and one permute per tap feed sixteen outputs (LaneBlocks);
-// Rows rows share each load of the block's lanes and weights.
+// One unaligned load and one permute per tap feed the sixteen outputs of block i
+// (LaneBlocks); Rows rows share each load of the block's lanes and weights.
 template <int Taps, int Rows>
-void horizontal_permute(const AxisTable& t, const float* const* src, float* const* dst) {
+AVATAR_INLINE void permute_block(const AxisTable& t, const float* const* src, float* const* dst,
+                                 int i) {
   const LaneBlocks& b = t.blocks16;
   const int taps = Taps > 0 ? Taps : t.taps;
-  const int blocks = t.padded_out / 16;
-  for (int i = 0; i < blocks; ++i) {
-    const __m512i lane = _mm512_load_si512(b.lane.data() + i * 16);
-    const int base = b.base[static_cast<size_t>(i)];
-    const float* w = b.weights.data() + static_cast<int64_t>(i) * taps * 16;
-    __m512 acc[Rows];
-    const __m512 w0 = _mm512_load_ps(w);
+  const __m512i lane = _mm512_load_si512(b.lane.data() + i * 16);
+  const int base = b.base[static_cast<size_t>(i)];
+  const float* w = b.weights.data() + static_cast<int64_t>(i) * taps * 16;
+  __m512 acc[Rows];
+  const __m512 w0 = _mm512_load_ps(w);
+  for (int r = 0; r < Rows; ++r) {
+    acc[r] = _mm512_mul_ps(w0, _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base)));
+  }
+  for (int k = 1; k < taps; ++k) {
+    const __m512 wk = _mm512_load_ps(w + k * 16);
     for (int r = 0; r < Rows; ++r) {
-      acc[r] = _mm512_mul_ps(w0, _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base)));
+      const __m512 v = _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base + k));
+      acc[r] = _mm512_fmadd_ps(wk, v, acc[r]);
     }
-    for (int k = 1; k < taps; ++k) {
-      const __m512 wk = _mm512_load_ps(w + k * 16);
-      for (int r = 0; r < Rows; ++r) {
-        const __m512 v = _mm512_permutexvar_ps(lane, _mm512_loadu_ps(src[r] + base + k));
-        acc[r] = _mm512_fmadd_ps(wk, v, acc[r]);
+  }
+  for (int r = 0; r < Rows; ++r) _mm512_store_ps(dst[r] + i * 16, acc[r]);
+}
+
+template <int Taps, int Rows>
+void horizontal_permute(const AxisTable& t, const float* const* src, float* const* dst) {
+  const int blocks = t.padded_out / 16;
+  for (int i = 0; i < blocks; ++i) permute_block<Taps, Rows>(t, src, dst, i);
+}
+
+// Doubling (TwofoldBlocks), 32 outputs from two usable 16-output blocks at a time:
+// both phases' weights stay in registers and each source vector is one unaligned
+// load shared by the phases (the odd phase reads Shift further). The same products
+// and sums as permute_block, in the same order.
+template <int Taps, int Shift>
+void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
+  const TwofoldBlocks& twofold = t.twofold;
+  __m512 even[Taps], odd[Taps];
+  for (int k = 0; k < Taps; ++k) {
+    even[k] = _mm512_set1_ps(twofold.weights.data()[k]);
+    odd[k] = _mm512_set1_ps(twofold.weights.data()[Taps + k]);
+  }
+  // Output 2j takes even[j], output 2j + 1 takes odd[j] (index bit 4 picks `odd`).
+  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                               7, 23);
+  const __m512i second_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                                14, 30, 15, 31);
+  const int blocks = t.padded_out / 16;
+  for (int b = 0; b < blocks;) {
+    if (b + 1 >= blocks || !twofold.usable[static_cast<size_t>(b)] ||
+        !twofold.usable[static_cast<size_t>(b) + 1]) {
+      permute_block<Taps, 1>(t, &src, &dst, b);
+      ++b;
+      continue;
+    }
+    const float* s = src + t.first[static_cast<size_t>(b) * 16];
+    __m512 sum_e = _mm512_setzero_ps(), sum_o = _mm512_setzero_ps();
+    for (int k = 0; k < Taps + Shift; ++k) {
+      const __m512 v = _mm512_loadu_ps(s + k);
+      if (k < Taps) sum_e = k == 0 ? _mm512_mul_ps(even[0], v) : _mm512_fmadd_ps(even[k], v, sum_e);
+      if (k >= Shift) {
+        const int j = k - Shift;
+        sum_o = j == 0 ? _mm512_mul_ps(odd[0], v) : _mm512_fmadd_ps(odd[j], v, sum_o);
       }
     }
-    for (int r = 0; r < Rows; ++r) _mm512_store_ps(dst[r] + i * 16, acc[r]);
+    _mm512_store_ps(dst + b * 16, _mm512_permutex2var_ps(sum_e, first_half, sum_o));
+    _mm512_store_ps(dst + b * 16 + 16, _mm512_permutex2var_ps(sum_e, second_half, sum_o));
+    b += 2;
   }
 }
 
@@ -69,6 +114,16 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
 
 template <int Taps>
 void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
+  if (Taps > 0 && t.twofold.any) {
+    for (int r = 0; r < rows; ++r) {
+      if (t.twofold.odd_shift == 0) {
+        horizontal_twofold<Taps, 0>(t, src[r], dst[r]);
+      } else {
+        horizontal_twofold<Taps, 1>(t, src[r], dst[r]);
+      }
+    }
+    return;
+  }
   int r = 0;
   for (; r + 4 <= rows; r += 4) horizontal_permute<Taps, 4>(t, src + r, dst + r);
   for (; r + 2 <= rows; r += 2) horizontal_permute<Taps, 2>(t, src + r, dst + r);
@@ -88,12 +143,19 @@ void horizontal(const AxisTable& t, const float* const* src, float* const* dst, 
   }
 }
 
-// Round half up and saturate to 0..255, as the scalar pass; 16 pixels.
+// 16 pixels from sums that already hold the rounding offset: clamp to 0..255, then
+// truncate (max returns its second operand, 0, for a NaN).
 AVATAR_INLINE __m128i round_pack(__m512 v) {
-  const __m512 shifted = _mm512_add_ps(v, _mm512_set1_ps(kRoundingOffset));
   const __m512 clamped =
-      _mm512_min_ps(_mm512_max_ps(shifted, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+      _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
   return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(clamped));
+}
+
+AVATAR_INLINE __m512i pack64(const __m512* acc) {
+  __m512i pixels = _mm512_castsi128_si512(round_pack(acc[0]));
+  pixels = _mm512_inserti32x4(pixels, round_pack(acc[1]), 1);
+  pixels = _mm512_inserti32x4(pixels, round_pack(acc[2]), 2);
+  return _mm512_inserti32x4(pixels, round_pack(acc[3]), 3);
 }
 
 // 64 pixels.
@@ -102,17 +164,31 @@ AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const floa
   if (Taps > 0) taps = Taps;
   __m512 acc[4];
   const __m512 w0 = _mm512_set1_ps(weights[0]);
-  for (int j = 0; j < 4; ++j) acc[j] = _mm512_mul_ps(w0, _mm512_loadu_ps(rows[0] + x + 16 * j));
+  const __m512 offset = _mm512_set1_ps(kRoundingOffset);
+  for (int j = 0; j < 4; ++j) {
+    acc[j] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(rows[0] + x + 16 * j), offset);
+  }
   for (int k = 1; k < taps; ++k) {
     const __m512 w = _mm512_set1_ps(weights[k]);
     for (int j = 0; j < 4; ++j) {
       acc[j] = _mm512_fmadd_ps(w, _mm512_loadu_ps(rows[k] + x + 16 * j), acc[j]);
     }
   }
-  __m512i pixels = _mm512_castsi128_si512(round_pack(acc[0]));
-  pixels = _mm512_inserti32x4(pixels, round_pack(acc[1]), 1);
-  pixels = _mm512_inserti32x4(pixels, round_pack(acc[2]), 2);
-  return _mm512_inserti32x4(pixels, round_pack(acc[3]), 3);
+  return pack64(acc);
+}
+
+AVATAR_INLINE void store_pixels(uint8_t* dst, __m512i pixels) {
+  auto* out = reinterpret_cast<__m512i*>(dst);
+  if (reinterpret_cast<uintptr_t>(out) % 64 == 0) {
+    _mm512_stream_si512(out, pixels);  // the output is not read again soon
+  } else {
+    _mm512_storeu_si512(out, pixels);
+  }
+}
+
+// Writes the first `count` (< 64) bytes only.
+AVATAR_INLINE void store_tail(uint8_t* dst, __m512i pixels, int count) {
+  _mm512_mask_storeu_epi8(dst, ~__mmask64{0} >> (64 - count), pixels);
 }
 
 template <int Taps>
@@ -120,18 +196,9 @@ void vertical_n(const float* const* rows, int x0, const float* weights, int taps
                 uint8_t* dst) {
   int i = 0;
   for (; i + 64 <= count; i += 64) {
-    const __m512i pixels = vertical_block<Taps>(rows, x0 + i, weights, taps);
-    auto* out = reinterpret_cast<__m512i*>(dst + i);
-    if (reinterpret_cast<uintptr_t>(out) % 64 == 0) {
-      _mm512_stream_si512(out, pixels);  // the output is not read again soon
-    } else {
-      _mm512_storeu_si512(out, pixels);
-    }
+    store_pixels(dst + i, vertical_block<Taps>(rows, x0 + i, weights, taps));
   }
-  if (i < count) {
-    const __mmask64 keep = ~__mmask64{0} >> (64 - (count - i));
-    _mm512_mask_storeu_epi8(dst + i, keep, vertical_block<Taps>(rows, x0 + i, weights, taps));
-  }
+  if (i < count) store_tail(dst + i, vertical_block<Taps>(rows, x0 + i, weights, taps), count - i);
 }
 
 void vertical(const float* const* rows, int x0, const float* weights, int taps, int count,
@@ -144,11 +211,56 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
+// 64 pixels of two rows; eight independent accumulators, one load per source vector.
+template <int Taps, int Step>
+AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
+                              __m512i& pixels_a, __m512i& pixels_b) {
+  __m512 a[4], b[4];
+  const __m512 offset = _mm512_set1_ps(kRoundingOffset);
+  for (int k = 0; k < Taps + Step; ++k) {
+    for (int j = 0; j < 4; ++j) {
+      const __m512 v = _mm512_loadu_ps(rows[k] + x + 16 * j);
+      if (k < Taps) a[j] = _mm512_fmadd_ps(_mm512_set1_ps(wa[k]), v, k == 0 ? offset : a[j]);
+      if (k >= Step) {
+        b[j] = _mm512_fmadd_ps(_mm512_set1_ps(wb[k - Step]), v, k == Step ? offset : b[j]);
+      }
+    }
+  }
+  pixels_a = pack64(a);
+  pixels_b = pack64(b);
+}
+
+template <int Taps, int Step>
+void vertical_pair_n(const float* const* rows, int x0, const float* wa, const float* wb,
+                     int count, uint8_t* dst_a, uint8_t* dst_b) {
+  int i = 0;
+  __m512i pixels_a, pixels_b;
+  for (; i + 64 <= count; i += 64) {
+    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    store_pixels(dst_a + i, pixels_a);
+    store_pixels(dst_b + i, pixels_b);
+  }
+  if (i < count) {
+    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    store_tail(dst_a + i, pixels_a, count - i);
+    store_tail(dst_b + i, pixels_b, count - i);
+  }
+}
+
 void vertical_pair(const float* const* rows, int x0, const float* weights_a,
                    const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
                    uint8_t* dst_b) {
-  vertical(rows, x0, weights_a, taps, count, dst_a);
-  vertical(rows + step, x0, weights_b, taps, count, dst_b);
+  switch (taps * 2 + step) {
+    case 4: return vertical_pair_n<2, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 5: return vertical_pair_n<2, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 8: return vertical_pair_n<4, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 9: return vertical_pair_n<4, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 12: return vertical_pair_n<6, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    case 13: return vertical_pair_n<6, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
+    default:
+      vertical(rows, x0, weights_a, taps, count, dst_a);
+      vertical(rows + step, x0, weights_b, taps, count, dst_b);
+  }
 }
 
 void finish() { _mm_sfence(); }
