@@ -20,6 +20,10 @@ import pytest
 
 from service.settings import SettingsError, load_settings
 
+# The installed console script (the README's command); `python -m` from the repository
+# root would import the source tree, which has no compiled engine._native.
+AVATAR_SERVICE = str(Path(sys.executable).with_name("avatar-service"))
+
 PAGES_JS = Path(__file__).parents[2] / "service" / "pages" / "static" / "pages.js"
 
 
@@ -306,7 +310,7 @@ def served(tmp_path):
         "AVATAR_HTTP_WORKERS": "2",
         "AVATAR_FRAME_ANCESTORS": "https://embed.example",
     }
-    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command = [AVATAR_SERVICE, "serve", "--port", str(port)]
     command += ["--data-dir", str(tmp_path / "data")]
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env

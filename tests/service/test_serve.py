@@ -9,9 +9,14 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
+
+# The installed console script (the README's command); `python -m` from the repository
+# root would import the source tree, which has no compiled engine._native.
+AVATAR_SERVICE = str(Path(sys.executable).with_name("avatar-service"))
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +29,7 @@ def free_port() -> int:
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "service.cli", *args],
+        [AVATAR_SERVICE, *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -57,7 +62,7 @@ def server(tmp_path):
     }
     data_dir = str(tmp_path / "data")
     process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--port", str(port), "--data-dir", data_dir],
+        [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
