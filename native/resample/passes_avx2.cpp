@@ -62,6 +62,31 @@ void horizontal_permute(const AxisTable& t, const float* const* src, float* cons
 // Doubling (TwofoldBlocks): both phases' weights stay in registers and each source
 // vector is one unaligned load shared by the phases (the odd phase reads Shift
 // further). The same products and sums as permute_block, in the same order.
+template <int Taps, int Shift, int Blocks>
+AVATAR_INLINE void twofold_blocks(const __m256* even, const __m256* odd, const float* s,
+                                  float* dst) {
+  __m256 sum_e[Blocks], sum_o[Blocks];
+#pragma GCC unroll 16
+  for (int k = 0; k < Taps + Shift; ++k) {
+    for (int i = 0; i < Blocks; ++i) {  // independent chains hide the FMA latency
+      const __m256 v = _mm256_loadu_ps(s + 8 * i + k);
+      if (k < Taps) {
+        sum_e[i] = k == 0 ? _mm256_mul_ps(even[0], v) : _mm256_fmadd_ps(even[k], v, sum_e[i]);
+      }
+      if (k >= Shift) {
+        const int j = k - Shift;
+        sum_o[i] = j == 0 ? _mm256_mul_ps(odd[0], v) : _mm256_fmadd_ps(odd[j], v, sum_o[i]);
+      }
+    }
+  }
+  for (int i = 0; i < Blocks; ++i) {
+    const __m256 low = _mm256_unpacklo_ps(sum_e[i], sum_o[i]);   // e0 o0 e1 o1 | e4 o4 e5 o5
+    const __m256 high = _mm256_unpackhi_ps(sum_e[i], sum_o[i]);  // e2 o2 e3 o3 | e6 o6 e7 o7
+    _mm256_store_ps(dst + 16 * i, _mm256_permute2f128_ps(low, high, 0x20));
+    _mm256_store_ps(dst + 16 * i + 8, _mm256_permute2f128_ps(low, high, 0x31));
+  }
+}
+
 template <int Taps, int Shift>
 void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
   const TwofoldBlocks& twofold = t.twofold;
@@ -70,27 +95,21 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
     even[k] = _mm256_broadcast_ss(twofold.weights.data() + k);
     odd[k] = _mm256_broadcast_ss(twofold.weights.data() + Taps + k);
   }
+  const auto usable = [&](int b) { return twofold.usable[static_cast<size_t>(b)] != 0; };
   const int blocks = t.padded_out / 16;
-  for (int b = 0; b < blocks; ++b) {
-    if (!twofold.usable[static_cast<size_t>(b)]) {
+  for (int b = 0; b < blocks;) {
+    const float* s = src + t.first[static_cast<size_t>(b) * 16];
+    if (b + 1 < blocks && usable(b) && usable(b + 1)) {
+      twofold_blocks<Taps, Shift, 2>(even, odd, s, dst + b * 16);
+      b += 2;
+    } else if (usable(b)) {
+      twofold_blocks<Taps, Shift, 1>(even, odd, s, dst + b * 16);
+      b += 1;
+    } else {
       permute_block<Taps, 1>(t, &src, &dst, 2 * b);
       permute_block<Taps, 1>(t, &src, &dst, 2 * b + 1);
-      continue;
+      b += 1;
     }
-    const float* s = src + t.first[static_cast<size_t>(b) * 16];
-    __m256 sum_e = _mm256_setzero_ps(), sum_o = _mm256_setzero_ps();
-    for (int k = 0; k < Taps + Shift; ++k) {
-      const __m256 v = _mm256_loadu_ps(s + k);
-      if (k < Taps) sum_e = k == 0 ? _mm256_mul_ps(even[0], v) : _mm256_fmadd_ps(even[k], v, sum_e);
-      if (k >= Shift) {
-        const int j = k - Shift;
-        sum_o = j == 0 ? _mm256_mul_ps(odd[0], v) : _mm256_fmadd_ps(odd[j], v, sum_o);
-      }
-    }
-    const __m256 low = _mm256_unpacklo_ps(sum_e, sum_o);   // e0 o0 e1 o1 | e4 o4 e5 o5
-    const __m256 high = _mm256_unpackhi_ps(sum_e, sum_o);  // e2 o2 e3 o3 | e6 o6 e7 o7
-    _mm256_store_ps(dst + b * 16, _mm256_permute2f128_ps(low, high, 0x20));
-    _mm256_store_ps(dst + b * 16 + 8, _mm256_permute2f128_ps(low, high, 0x31));
   }
 }
 
@@ -159,6 +178,7 @@ AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const floa
   for (int j = 0; j < 4; ++j) {
     acc[j] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(rows[0] + x + 8 * j), half);
   }
+#pragma GCC unroll 8
   for (int k = 1; k < taps; ++k) {
     const __m256 w = _mm256_broadcast_ss(weights + k);
     for (int j = 0; j < 4; ++j) {
@@ -214,6 +234,7 @@ AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, 
                               __m256i& pixels_a, __m256i& pixels_b) {
   __m256 a[4], b[4];
   const __m256 half = _mm256_set1_ps(kRoundingOffset);
+#pragma GCC unroll 16
   for (int k = 0; k < Taps + Step; ++k) {
     for (int j = 0; j < 4; ++j) {
       const __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);

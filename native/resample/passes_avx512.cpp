@@ -82,7 +82,8 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
     }
     const float* s = src + t.first[static_cast<size_t>(b) * 16];
     __m512 sum_e = _mm512_setzero_ps(), sum_o = _mm512_setzero_ps();
-    for (int k = 0; k < Taps + Shift; ++k) {
+  #pragma GCC unroll 16
+  for (int k = 0; k < Taps + Shift; ++k) {
       const __m512 v = _mm512_loadu_ps(s + k);
       if (k < Taps) sum_e = k == 0 ? _mm512_mul_ps(even[0], v) : _mm512_fmadd_ps(even[k], v, sum_e);
       if (k >= Shift) {
@@ -168,6 +169,7 @@ AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const floa
   for (int j = 0; j < 4; ++j) {
     acc[j] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(rows[0] + x + 16 * j), offset);
   }
+#pragma GCC unroll 8
   for (int k = 1; k < taps; ++k) {
     const __m512 w = _mm512_set1_ps(weights[k]);
     for (int j = 0; j < 4; ++j) {
@@ -217,6 +219,7 @@ AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, 
                               __m512i& pixels_a, __m512i& pixels_b) {
   __m512 a[4], b[4];
   const __m512 offset = _mm512_set1_ps(kRoundingOffset);
+#pragma GCC unroll 16
   for (int k = 0; k < Taps + Step; ++k) {
     for (int j = 0; j < 4; ++j) {
       const __m512 v = _mm512_loadu_ps(rows[k] + x + 16 * j);
