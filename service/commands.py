@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -65,7 +66,11 @@ def _offline(args: argparse.Namespace, action) -> int:
 
     async def run() -> int:
         clock = SystemClock()
-        store = SqliteStore(settings.database_path, clock.now_ms())
+        try:
+            store = SqliteStore(settings.database_path, clock.now_ms())
+        except (OSError, sqlite3.Error) as exc:
+            print(f"avatar-service: cannot open {settings.database_path}: {exc}", file=sys.stderr)
+            return 1
         try:
             return await action(store, clock)
         except ServiceError as exc:
@@ -149,7 +154,11 @@ def run_serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"avatar-service: {exc}", file=sys.stderr)
         return 2
-    first_key = asyncio.run(_bootstrap(settings))
+    try:
+        first_key = asyncio.run(_bootstrap(settings))
+    except (OSError, sqlite3.Error) as exc:
+        print(f"avatar-service: cannot open {settings.data_dir}: {exc}", file=sys.stderr)
+        return 1
     if first_key is not None:
         print("Created owner 'default'. Its API key is shown only once; keep it now:")
         print(first_key, flush=True)

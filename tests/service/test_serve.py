@@ -141,3 +141,13 @@ def _tiny_png() -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (4, 4), (200, 10, 10)).save(out, format="PNG")
     return out.getvalue()
+
+
+def test_unusable_data_dir_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    for args in (["serve", "--port", "0"], ["keys", "list"]):
+        result = cli(*args, "--data-dir", str(blocker / "data"))
+        assert result.returncode == 1, result.stderr
+        assert "avatar-service: cannot open" in result.stderr
+        assert "Traceback" not in result.stderr
