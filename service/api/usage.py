@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import msgspec
 from litestar import Request, get
 from litestar.params import Parameter
 
@@ -47,6 +48,6 @@ async def get_usage(
         UsagePage(
             [UsageItem.of(r) for r in items],
             next_cursor,
-            UsageTotals(**{f: getattr(totals, f) for f in totals.__struct_fields__}),
+            UsageTotals(**msgspec.structs.asdict(totals)),
         )
     )
