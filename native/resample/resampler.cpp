@@ -19,6 +19,10 @@ constexpr int kStrip = 256;
 constexpr int kRingSlack = 8;
 // Below this many output pixels per task, threads cost more than they save.
 constexpr int64_t kPixelsPerTask = 1 << 15;
+// Tasks per thread: on a busy machine a descheduled worker then holds back a small
+// share of the rows (the caller takes the rest); each task costs a few extra
+// horizontal rows at its start.
+constexpr int kTasksPerThread = 4;
 
 struct Plan {
   const ImageView* src;
@@ -155,10 +159,11 @@ void resample(const ImageView& src, const OutputView& dst, const ResampleOptions
             static_cast<int64_t>((tx->padded_out + 63) / 64 * 64 + 64)};
 
   const int64_t pixels = static_cast<int64_t>(dst.width) * dst.height;
-  const int tasks = static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>({options.threads, dst.height, pixels / kPixelsPerTask})));
+  const int64_t wanted = options.threads > 1 ? int64_t{options.threads} * kTasksPerThread : 1;
+  const int tasks = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>({wanted, dst.height / 8, pixels / kPixelsPerTask})));
   std::atomic<bool> out_of_memory{false};
-  ThreadPool::instance().run(tasks, [&](int task) {
+  ThreadPool::instance().run(tasks, options.threads, [&](int task) {
     const int y0 = static_cast<int>(static_cast<int64_t>(dst.height) * task / tasks);
     const int y1 = static_cast<int>(static_cast<int64_t>(dst.height) * (task + 1) / tasks);
     try {

@@ -61,15 +61,15 @@ bool ThreadPool::take_own(Job* job, Item& item) {
   return true;
 }
 
-void ThreadPool::run(int count, const std::function<void(int)>& task) {
-  if (count <= 1) {
-    if (count == 1) task(0);
+void ThreadPool::run(int count, int threads, const std::function<void(int)>& task) {
+  if (count <= 1 || threads <= 1) {
+    for (int i = 0; i < count; ++i) task(i);
     return;
   }
   Job job{&task, count};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    grow(count - 1);
+    grow(threads - 1);
     for (int i = 1; i < count; ++i) queue_.push_back(Item{&job, i});
   }
   wake_.notify_all();

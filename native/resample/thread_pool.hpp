@@ -15,11 +15,11 @@ class ThreadPool {
   // the parent's workers do not exist there.
   static ThreadPool& instance();
 
-  // Runs task(0) .. task(count - 1) and returns when all have finished. The caller
-  // runs task 0 and takes back its own queued tasks when the workers are busy with
-  // another caller's, so concurrent callers never wait on each other's work.
-  // Tasks must not throw.
-  void run(int count, const std::function<void(int)>& task);
+  // Runs task(0) .. task(count - 1) on the caller and up to threads - 1 workers, and
+  // returns when all have finished. The caller runs task 0, then takes back its own
+  // queued tasks, so neither a busy worker (another caller's job) nor a descheduled
+  // one holds it up for longer than one task. Tasks must not throw.
+  void run(int count, int threads, const std::function<void(int)>& task);
 
   ThreadPool() = default;
   ThreadPool(const ThreadPool&) = delete;
