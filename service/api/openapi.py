@@ -22,13 +22,15 @@ _DESCRIPTIONS = {
 }
 
 
-def _error_statuses(path: str, method: str, operation: Operation) -> list[str]:
-    statuses = ["404", "422"] if "{" in path or operation.parameters else []
-    if method == "post":
-        statuses += ["400", "413", "422"]
+def _error_statuses(path: str, operation: Operation) -> list[str]:
+    statuses = {"404"} if "{" in path else set()
+    if any(getattr(p, "param_in", None) == "query" for p in operation.parameters or []):
+        statuses.add("422")
+    if operation.request_body is not None:
+        statuses |= {"400", "413", "422"}
     if path.startswith("/v1/"):
-        statuses += ["401", "404", "429"]
-    return sorted(set(statuses))
+        statuses |= {"401", "429"}
+    return sorted(statuses)
 
 
 def _error_response(status: str) -> OpenAPIResponse:
@@ -57,6 +59,6 @@ def document_errors(app: Litestar) -> None:
                 for code, response in (operation.responses or {}).items()
                 if not code.startswith(("4", "5"))
             }
-            for status in _error_statuses(path, method, operation):
+            for status in _error_statuses(path, operation):
                 responses[status] = _error_response(status)
             operation.responses = responses
