@@ -105,3 +105,21 @@ def test_variant_handles_every_row_alignment(isa):
         engine.resample(plane, 300, 20, isa=isa, out=out)
         assert np.abs(out.astype(np.int16) - expected).max() <= 1
         assert not storage[:, :shift].any() and not storage[:, shift + 300 :].any()
+
+
+@pytest.mark.parametrize("isa", [isa for isa in ALL_ISAS if isa != "scalar"])
+def test_forced_variant_runs_its_own_code(isa):
+    # The SIMD passes fuse multiply-adds, so on enough noise a few pixels land on the
+    # other side of a rounding boundary than in the scalar pass: proof the other code ran.
+    require(isa)
+    rng = np.random.default_rng(0)
+    planes = [rng.integers(0, 256, (200, 300), dtype=np.uint8) for _ in range(3)]
+    differing = sum(
+        int(
+            (
+                engine.resample(p, 700, 500, isa=isa) != engine.resample(p, 700, 500, isa="scalar")
+            ).sum()
+        )
+        for p in planes
+    )
+    assert 0 < differing < 100
