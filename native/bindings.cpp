@@ -198,8 +198,9 @@ py::dict kernel_info() {
   info["isa"] = avatar::isa_name(avatar::best_isa());
   info["threads"] = avatar::available_cpus();
   const int last = last_isa.load();
-  info["last_isa"] = last < 0 ? py::object(py::none())
-                              : py::object(py::str(avatar::isa_name(static_cast<avatar::Isa>(last))));
+  py::object last_name = py::none();
+  if (last >= 0) last_name = py::str(avatar::isa_name(static_cast<avatar::Isa>(last)));
+  info["last_isa"] = last_name;
   return info;
 }
 

@@ -131,7 +131,8 @@ void build_twofold(AxisTable& t) {
   const int middle = t.in_size / 2 * 2;  // an even output near the middle of the axis
   const int blocks = t.padded_out / 16;
   twofold.usable.assign(static_cast<size_t>(blocks), 0);
-  twofold.odd_shift = t.first[static_cast<size_t>(middle) + 1] - t.first[static_cast<size_t>(middle)];
+  const auto first_of = [&t](int x) { return t.first[static_cast<size_t>(x)]; };
+  twofold.odd_shift = first_of(middle + 1) - first_of(middle);
   if (twofold.odd_shift != 0 && twofold.odd_shift != 1) return;
   twofold.weights.reserve(2 * static_cast<size_t>(t.taps));
   for (int p = 0; p < 2; ++p) {
@@ -178,39 +179,47 @@ double filter_value(Filter filter, double x) {
   return 0.0;
 }
 
+// center = (x + 0.5) * in / out - 0.5 + shift = whole + fraction, with the integer
+// part taken exactly from ((2x + 1) * in - out) / (2 * out).
+void split_center(int x, int in_size, int out_size, double shift, int64_t& whole,
+                  double& fraction) {
+  const int64_t twice_out = 2 * static_cast<int64_t>(out_size);
+  const int64_t numerator = (2 * static_cast<int64_t>(x) + 1) * in_size - out_size;
+  whole = numerator >= 0 ? numerator / twice_out : -((twice_out - 1 - numerator) / twice_out);
+  fraction = static_cast<double>(numerator - whole * twice_out) / twice_out + shift;
+}
+
 std::shared_ptr<const AxisTable> build_axis_table(int in_size, int out_size, Filter filter,
                                                   double shift) {
   auto table = std::make_shared<AxisTable>();
   table->in_size = in_size;
   table->out_size = out_size;
   table->padded_out = (out_size + 15) / 16 * 16;
-  const double ratio = static_cast<double>(in_size) / out_size;
-  const double stretch = std::max(ratio, 1.0);
+  const double stretch = std::max(static_cast<double>(in_size) / out_size, 1.0);
   const double reach = filter_support(filter) * stretch;
 
   std::vector<std::vector<double>> folded(static_cast<size_t>(out_size));
   table->first.resize(static_cast<size_t>(table->padded_out));
   int taps = 1;
   for (int x = 0; x < out_size; ++x) {
-    // center = (x + 0.5) * in / out - 0.5 + shift, split exactly in integers.
-    const int64_t twice_out = 2 * static_cast<int64_t>(out_size);
-    const int64_t numerator = (2 * static_cast<int64_t>(x) + 1) * in_size - out_size;
-    const int64_t whole = numerator >= 0 ? numerator / twice_out : -((-numerator + twice_out - 1) / twice_out);
-    const double fraction = static_cast<double>(numerator - whole * twice_out) / twice_out + shift;
+    int64_t whole = 0;
+    double fraction = 0.0;
+    split_center(x, in_size, out_size, shift, whole, fraction);
     const RawTaps raw = raw_taps(whole, fraction, stretch, reach, filter);
-    table->first[static_cast<size_t>(x)] = fold_taps(raw, in_size, folded[static_cast<size_t>(x)]);
-    taps = std::max(taps, static_cast<int>(folded[static_cast<size_t>(x)].size()));
+    auto& weights = folded[static_cast<size_t>(x)];
+    table->first[static_cast<size_t>(x)] = fold_taps(raw, in_size, weights);
+    taps = std::max(taps, static_cast<int>(weights.size()));
   }
   table->taps = taps;
   table->padded_in = in_size + taps + 16;
-  table->weights.reserve(static_cast<size_t>(table->padded_out) * taps);
-  std::memset(table->weights.data(), 0, sizeof(float) * table->padded_out * taps);
-  for (int x = 0; x < table->padded_out; ++x) {
-    if (x >= out_size) {
-      table->first[static_cast<size_t>(x)] = table->first[static_cast<size_t>(out_size - 1)];
-      continue;
-    }
-    to_unit_floats(folded[static_cast<size_t>(x)], table->weights.data() + static_cast<size_t>(x) * taps);
+  const size_t cells = static_cast<size_t>(table->padded_out) * taps;
+  std::memset(table->weights.reserve(cells), 0, sizeof(float) * cells);
+  for (int x = 0; x < out_size; ++x) {
+    to_unit_floats(folded[static_cast<size_t>(x)],
+                   table->weights.data() + static_cast<size_t>(x) * taps);
+  }
+  for (int x = out_size; x < table->padded_out; ++x) {
+    table->first[static_cast<size_t>(x)] = table->first[static_cast<size_t>(out_size) - 1];
   }
   build_blocks(*table, 8, table->blocks8);
   build_blocks(*table, 16, table->blocks16);

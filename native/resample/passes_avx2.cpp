@@ -170,7 +170,8 @@ AVATAR_INLINE __m256i round_pack(__m256 a, __m256 b, __m256 c, __m256 d) {
 }
 
 template <int Taps>
-AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
+AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const float* weights,
+                                     int taps) {
   if (Taps > 0) taps = Taps;
   __m256 acc[4];
   const __m256 w0 = _mm256_broadcast_ss(weights);

@@ -161,7 +161,8 @@ AVATAR_INLINE __m512i pack64(const __m512* acc) {
 
 // 64 pixels.
 template <int Taps>
-AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const float* weights, int taps) {
+AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const float* weights,
+                                     int taps) {
   if (Taps > 0) taps = Taps;
   __m512 acc[4];
   const __m512 w0 = _mm512_set1_ps(weights[0]);

@@ -109,8 +109,8 @@ void vertical_batch(const Plan& plan, Scratch& scratch, int y_begin, int y_end) 
   const int strips = 1 + (dst.width + kStrip - 1) / kStrip;
   for (int s = 0; s < strips; ++s) {
     for (int y = y_begin; y < y_end;) {
-      const bool pair = y + 1 < y_end && head(y) == head(y + 1) &&
-                        ty.first[static_cast<size_t>(y) + 1] - ty.first[static_cast<size_t>(y)] <= 1;
+      const auto first = [&ty](int row) { return ty.first[static_cast<size_t>(row)]; };
+      const bool pair = y + 1 < y_end && head(y) == head(y + 1) && first(y + 1) <= first(y) + 1;
       vertical_rows(plan, scratch.rows.data() + (y - y_begin) * span, y, pair, s);
       y += pair ? 2 : 1;
     }
