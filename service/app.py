@@ -64,8 +64,11 @@ def _api_router() -> Router:
     )
 
 
-def create_app(settings: Settings | None = None, clock: Clock | None = None) -> Litestar:
-    """Build the app; the store opens (and migrates) when the app starts up."""
+def create_app(
+    settings: Settings | None = None, clock: Clock | None = None, *, worker: bool = False
+) -> Litestar:
+    """Build the app; the store opens (and migrates) when the app starts up. `worker` marks
+    the app a server process runs for its whole life (see the gc.freeze below)."""
     settings = settings or load_settings()
     clock = clock or SystemClock()
 
@@ -76,9 +79,11 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         app.state["ctx"] = ctx
         auth.install(app.state, ctx)
         document_errors(app)
-        # Everything built so far lives as long as the worker: keep it out of the cyclic
-        # GC's scans, which otherwise show up as latency spikes under load.
-        gc.freeze()
+        if worker:
+            # Everything built so far lives as long as the worker: keep it out of the cyclic
+            # GC's scans, which otherwise show up as latency spikes under load. (Not in
+            # tests, which build and drop many apps.)
+            gc.freeze()
         try:
             yield
         finally:
@@ -98,4 +103,4 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
 
 def create_app_from_env() -> Litestar:
     """The factory `serve` hands to Granian: every worker reads the same AVATAR_* settings."""
-    return create_app(load_settings())
+    return create_app(load_settings(), worker=True)
