@@ -90,11 +90,12 @@ void ThreadPool::run(int count, int threads, const std::function<void(int)>& tas
 }
 
 int available_cpus() {
+#ifdef __linux__
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? static_cast<int>(online) : 1;
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace avatar
