@@ -41,6 +41,7 @@ class Candidate:
     name: str
     run: Callable[[], Planes]
     times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)  # the calling thread's CPU time
     result: Planes = ()
 
 
@@ -151,9 +152,10 @@ def measure(cands: list[Candidate], repeats: int) -> None:
     for _ in range(repeats):
         random.shuffle(order)
         for cand in order:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.thread_time()
             cand.result = cand.run()
             cand.times.append(time.perf_counter() - start)
+            cand.cpu_times.append(time.thread_time() - cpu_start)
     for cand in cands:
         if hasattr(cand.run, "result"):
             cand.result = cand.run.result()
@@ -174,25 +176,40 @@ def errors(result: Planes, reference: Planes) -> tuple[int, float, float]:
 
 def report(title: str, cands: list[Candidate], references: dict[str, Planes]) -> None:
     print(f"\n### {title}\n")
-    print("| filter | kernel | ms (median) | vs swscale 1 thread | max err | exact % | PSNR dB |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| filter | kernel | ms (median) | vs swscale 1 thread | CPU ms | max err | exact % "
+        "| PSNR dB |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     medians = {(c.filter, c.name): statistics.median(c.times) * 1e3 for c in cands}
     for cand in cands:
         ms = medians[(cand.filter, cand.name)]
         speedup = medians[(cand.filter, "swscale, 1 thread")] / ms
         worst, exact, psnr = errors(cand.result, references[cand.filter])
         print(
-            f"| {cand.filter} | {cand.name} | {ms:.2f} | {speedup:.2f}x | {worst} | "
-            f"{exact:.2f} | {psnr:.1f} |"
+            f"| {cand.filter} | {cand.name} | {ms:.2f} | {speedup:.2f}x | {cpu_ms(cand)} | "
+            f"{worst} | {exact:.2f} | {psnr:.1f} |"
         )
+    cpu = {(c.filter, c.name): statistics.median(c.cpu_times) for c in cands}
     for filt in dict.fromkeys(c.filter for c in cands):
         one = medians[(filt, "native, 1 thread")]
+        cpu_ratio = cpu[(filt, "swscale, 1 thread")] / cpu[(filt, "native, 1 thread")]
         many = next(v for (f, n), v in medians.items() if f == filt and n.endswith("threads"))
         numba = medians[(filt, "numba")]
+        sws = medians[(filt, "swscale, 1 thread")]
         print(
-            f"\n{filt}: native {cores_label()} / 1 thread speed-up {one / many:.2f}x; "
-            f"numba / native 1 thread time {numba / one:.2f}x"
+            f"\n{filt}: native 1 thread vs swscale 1 thread {sws / one:.2f}x "
+            f"(CPU time {cpu_ratio:.2f}x); native {cores_label()} / 1 thread speed-up "
+            f"{one / many:.2f}x; numba / native 1 thread time {numba / one:.2f}x"
         )
+
+
+def cpu_ms(cand: Candidate) -> str:
+    """Median CPU time of the calling thread: for single-threaded rows it leaves out time
+    spent descheduled on a busy machine; meaningless for multi-threaded rows."""
+    if "1 thread" not in cand.name and cand.name != "Pillow":
+        return "-"
+    return f"{statistics.median(cand.cpu_times) * 1e3:.2f}"
 
 
 def cores_label() -> str:
