@@ -36,6 +36,7 @@ import av
 import numpy as np
 
 import engine
+from engine._output import OutputSpec, configure_x264
 from engine._planes import FrameScaler, plane_targets
 
 RATE = 30
@@ -163,7 +164,7 @@ def run_encoder(frames: list[av.VideoFrame], src: Path) -> Run:
             codec.width, codec.height, codec.pix_fmt = frames[0].width, frames[0].height, "yuv420p"
             codec.time_base = template.time_base
             codec.framerate = Fraction(RATE)
-            codec.options = {"preset": "veryfast", "crf": "18"}
+            configure_x264(codec, OutputSpec(codec.width, codec.height, "veryfast", 18))
             size = 0
             for frame in frames:
                 size += sum(packet.size for packet in codec.encode(frame))
