@@ -176,7 +176,7 @@ def _describe(path: str, container: av.container.InputContainer, size_bytes: int
     rate = _frame_rate(stream)
     duration = _duration(container, stream)
     times = _sample_times(stream)
-    frames = stream.frames or len(times)
+    frames = len(times) or stream.frames  # samples an edit list drops are not shown
     check_timing(duration, rate, frames)
     orientation = _orientation(path, stream)
     width, height = orientation.display_size(codec.width, codec.height)
