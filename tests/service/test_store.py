@@ -65,3 +65,35 @@ def test_failed_write_rolls_back_and_reports(tmp_path):
             await store.close()
 
     run(scenario())
+
+
+def test_cached_routes_follow_changes_made_by_other_processes(tmp_path):
+    """Two stores on one file stand for two worker processes: a route read (and cached) by
+    one is seen revoked, relabelled or revoked-with-its-agent as soon as the other commits."""
+    path = tmp_path / "db.sqlite"
+
+    async def scenario():
+        reader, writer = SqliteStore(path, 0), SqliteStore(path, 0)
+        try:
+            await writer.add_owner(Owner("own_1", "alice", 0))
+            await writer.add_agent(Agent("agt_1", "own_1", "A", 0, 0))
+            for route_id in ("rt_1", "rt_2"):
+                assert await writer.add_route(Route(route_id, "own_1", "agt_1", None, 0))
+                assert (await reader.get_route(route_id)).revoked_ms is None  # now cached
+            statements: list[str] = []
+            reader._reader.set_trace_callback(statements.append)
+            assert (await reader.get_route("rt_1")).route_id == "rt_1"
+            assert statements == []  # served from the cache, no SQLite call
+            await writer.set_route_label("own_1", "rt_1", "new")
+            assert (await reader.get_route("rt_1")).label == "new"
+            await writer.revoke_route("own_1", "rt_1", 5)
+            assert (await reader.get_route("rt_1")).revoked_ms == 5
+            assert (await reader.get_route("rt_2")).revoked_ms is None
+            await writer.delete_agent("own_1", "agt_1", 9)
+            assert (await reader.get_route("rt_2")).revoked_ms == 9
+            assert await reader.get_route("rt_missing") is None
+        finally:
+            await reader.close()
+            await writer.close()
+
+    run(scenario())

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from service.pagination import PageRequest
+from service.store.sqlite.changes import ChangeMarker, MarkedCache
 from service.store.sqlite.connection import connect, migrate
 from service.store.sqlite.writer import Writer
 
@@ -38,10 +39,13 @@ class SqliteBase:
         self._reader = connect(path)
         migrate(self._reader, now_ms)
         self._writer = Writer(path)
+        self._route_changes = ChangeMarker(path.with_name(path.name + ".routes-changed"))
+        self._route_cache = MarkedCache(self._route_changes)
 
     async def close(self) -> None:
         self._writer.close()
         self._reader.close()
+        self._route_changes.close()
 
     def _one(self, sql: str, params: tuple | list, build: Callable[[sqlite3.Row | tuple], T]):
         row = self._reader.execute(sql, params).fetchone()

@@ -162,13 +162,24 @@ class CatalogMixin(SqliteBase):
         return await self._write(_replace_agent, agent)
 
     async def delete_agent(self, owner_id: str, agent_id: str, now_ms: int) -> Agent | None:
-        return await self._write(_delete_agent, owner_id, agent_id, now_ms)
+        agent = await self._write(_delete_agent, owner_id, agent_id, now_ms)
+        if agent is not None:
+            self._route_changes.touch()  # its routes were revoked
+        return agent
 
     async def add_route(self, route: Route) -> bool:
         return await self._write(_insert_route, route)
 
     async def get_route(self, route_id: str) -> Route | None:
-        return self._one(f"SELECT {_ROUTE} WHERE route_id = ?", (route_id,), _route)
+        # The hottest read (API and public page): served from the per-process cache while no
+        # route has changed anywhere (see changes.py); new routes need no invalidation.
+        mark = self._route_cache.mark()
+        route = self._route_cache.get(route_id, mark)
+        if route is None:
+            route = self._one(f"SELECT {_ROUTE} WHERE route_id = ?", (route_id,), _route)
+            if route is not None:
+                self._route_cache.put(route_id, mark, route)
+        return route
 
     async def list_routes(
         self,
@@ -192,7 +203,11 @@ class CatalogMixin(SqliteBase):
     async def set_route_label(
         self, owner_id: str, route_id: str, label: str | None
     ) -> Route | None:
-        return await self._write(_set_label, owner_id, route_id, label)
+        route = await self._write(_set_label, owner_id, route_id, label)
+        self._route_changes.touch()
+        return route
 
     async def revoke_route(self, owner_id: str, route_id: str, now_ms: int) -> Route | None:
-        return await self._write(_revoke_route, owner_id, route_id, now_ms)
+        route = await self._write(_revoke_route, owner_id, route_id, now_ms)
+        self._route_changes.touch()
+        return route
