@@ -125,29 +125,27 @@ bool same_window(const AxisTable& t, int x, int reference, int shift) {
   return std::memcmp(a, b, sizeof(float) * t.taps) == 0;
 }
 
-void build_twofold(AxisTable& t) {
-  TwofoldBlocks& twofold = t.twofold;
-  if (t.out_size != 2 * t.in_size) return;
-  const int middle = t.in_size / 2 * 2;  // an even output near the middle of the axis
-  const int blocks = t.padded_out / 16;
-  twofold.usable.assign(static_cast<size_t>(blocks), 0);
+void build_periodic(AxisTable& t) {
+  PeriodicBlocks& periodic = t.periodic;
+  const int period = t.out_size / t.in_size;
+  if ((period != 2 && period != 4) || t.out_size != period * t.in_size) return;
+  const int middle = t.in_size / 2 * period;  // a phase-0 output near the middle
   const auto first_of = [&t](int x) { return t.first[static_cast<size_t>(x)]; };
-  twofold.odd_shift = first_of(middle + 1) - first_of(middle);
-  if (twofold.odd_shift != 0 && twofold.odd_shift != 1) return;
-  twofold.weights.reserve(2 * static_cast<size_t>(t.taps));
-  for (int p = 0; p < 2; ++p) {
-    std::memcpy(twofold.weights.data() + p * t.taps,
-                t.weights.data() + static_cast<size_t>(middle + p) * t.taps,
-                sizeof(float) * t.taps);
-  }
-  for (int b = 0; b < blocks; ++b) {
-    bool usable = (b + 1) * 16 <= t.out_size;
-    for (int x = b * 16; usable && x < b * 16 + 16; ++x) {
-      const int phase = x % 2;
-      usable = same_window(t, x, middle + phase, (x - phase) / 2 - middle / 2);
+  for (int p = 0; p < period; ++p) periodic.shift[p] = first_of(middle + p) - first_of(middle);
+  periodic.period = period;
+  periodic.weights.reserve(static_cast<size_t>(period) * t.taps);
+  std::memcpy(periodic.weights.data(), t.weights.data() + static_cast<size_t>(middle) * t.taps,
+              sizeof(float) * period * t.taps);
+  const int chunks = t.padded_out / 16;
+  periodic.usable.assign(static_cast<size_t>(chunks), 0);
+  for (int c = 0; c < chunks; ++c) {
+    bool usable = (c + 1) * 16 <= t.out_size;
+    for (int x = c * 16; usable && x < c * 16 + 16; ++x) {
+      const int phase = x % period;
+      usable = same_window(t, x, middle + phase, (x - phase - middle) / period);
     }
-    twofold.usable[static_cast<size_t>(b)] = usable ? 1 : 0;
-    twofold.any = twofold.any || usable;
+    periodic.usable[static_cast<size_t>(c)] = usable ? 1 : 0;
+    periodic.any = periodic.any || usable;
   }
 }
 
@@ -223,7 +221,7 @@ std::shared_ptr<const AxisTable> build_axis_table(int in_size, int out_size, Fil
   }
   build_blocks(*table, 8, table->blocks8);
   build_blocks(*table, 16, table->blocks16);
-  build_twofold(*table);
+  build_periodic(*table);
   return table;
 }
 

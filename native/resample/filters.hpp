@@ -29,16 +29,17 @@ struct LaneBlocks {
   AlignedBuffer<float> weights;   // [blocks][taps][lanes]
 };
 
-// Doubling axes (out = 2 * in) away from the edges are periodic: output 2j + p
-// (phase p = 0, 1) reads source first[2j + p] = first[p-th output of its block] + j'
-// with the same weights everywhere. In each 16-output block marked usable, every
-// output has exactly (bit for bit) those phase weights, so a pass can keep them in
-// registers and read the source with plain unaligned loads.
-struct TwofoldBlocks {
+// Axes scaled by an integer factor P = out / in (2 or 4) are periodic away from the
+// edges: output P*j + p (phase p) reads source first[P*j] + shift[p] + j' with the
+// same weights everywhere. In each 16-output chunk marked usable, every output has
+// exactly (bit for bit) those phase weights, so a pass can keep them in registers
+// and read the source with plain unaligned loads.
+struct PeriodicBlocks {
+  int period = 0;                // 0: the axis is not periodic in this sense
   bool any = false;
-  int odd_shift = 0;             // first[2j + 1] - first[2j] in usable blocks: 0 or 1
+  int shift[4] = {0, 0, 0, 0};   // first[P*j + p] - first[P*j]
   std::vector<uint8_t> usable;   // [padded_out / 16]
-  AlignedBuffer<float> weights;  // [2][taps]: phase 0 then phase 1
+  AlignedBuffer<float> weights;  // [period][taps]
 };
 
 // Invariants: 0 <= first[x] <= in_size - 1 and first[] never decreases; taps past
@@ -57,7 +58,7 @@ struct AxisTable {
   AlignedBuffer<float> weights; // [padded_out][taps]
   LaneBlocks blocks8;
   LaneBlocks blocks16;
-  TwofoldBlocks twofold;
+  PeriodicBlocks periodic;
 };
 
 // Output pixel x samples the source at (x + 0.5) * in / out - 0.5 + shift; a

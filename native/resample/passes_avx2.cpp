@@ -59,7 +59,7 @@ void horizontal_permute(const AxisTable& t, const float* const* src, float* cons
   for (int i = 0; i < blocks; ++i) permute_block<Taps, Rows>(t, src, dst, i);
 }
 
-// Doubling (TwofoldBlocks): both phases' weights stay in registers and each source
+// Doubling (PeriodicBlocks with period 2): both phases' weights stay in registers and each source
 // vector is one unaligned load shared by the phases (the odd phase reads Shift
 // further). The same products and sums as permute_block, in the same order.
 template <int Taps, int Shift, int Blocks>
@@ -89,7 +89,7 @@ AVATAR_INLINE void twofold_blocks(const __m256* even, const __m256* odd, const f
 
 template <int Taps, int Shift>
 void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
-  const TwofoldBlocks& twofold = t.twofold;
+  const PeriodicBlocks& twofold = t.periodic;
   __m256 even[Taps], odd[Taps];
   for (int k = 0; k < Taps; ++k) {
     even[k] = _mm256_broadcast_ss(twofold.weights.data() + k);
@@ -113,6 +113,53 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
   }
 }
 
+// Quadrupling (PeriodicBlocks with period 4), 32 outputs from two usable chunks:
+// phase p of the block reads s + shift[p] + j + k; then the four phase vectors are
+// interleaved. The same products and sums as permute_block, in the same order.
+template <int Taps>
+AVATAR_INLINE void fourfold_block(const PeriodicBlocks& periodic, const float* s, float* dst) {
+  __m256 acc[4];
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    const float* w = periodic.weights.data() + p * Taps;
+    const float* sp = s + periodic.shift[p];
+    acc[p] = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(sp));
+#pragma GCC unroll 16
+    for (int k = 1; k < Taps; ++k) {
+      acc[p] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), _mm256_loadu_ps(sp + k), acc[p]);
+    }
+  }
+  const __m256 t0 = _mm256_unpacklo_ps(acc[0], acc[1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
+  const __m256 t1 = _mm256_unpackhi_ps(acc[0], acc[1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
+  const __m256 t2 = _mm256_unpacklo_ps(acc[2], acc[3]);  // c0 d0 c1 d1 | c4 d4 c5 d5
+  const __m256 t3 = _mm256_unpackhi_ps(acc[2], acc[3]);  // c2 d2 c3 d3 | c6 d6 c7 d7
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);     // a0 b0 c0 d0 | a4 b4 c4 d4
+  const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);     // a1 b1 c1 d1 | a5 b5 c5 d5
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);     // a2 b2 c2 d2 | a6 b6 c6 d6
+  const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);     // a3 b3 c3 d3 | a7 b7 c7 d7
+  _mm256_store_ps(dst, _mm256_permute2f128_ps(u0, u1, 0x20));
+  _mm256_store_ps(dst + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+  _mm256_store_ps(dst + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+  _mm256_store_ps(dst + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+}
+
+template <int Taps>
+void horizontal_fourfold(const AxisTable& t, const float* src, float* dst) {
+  const PeriodicBlocks& periodic = t.periodic;
+  const auto usable = [&](int c) { return periodic.usable[static_cast<size_t>(c)] != 0; };
+  const int chunks = t.padded_out / 16;
+  for (int c = 0; c < chunks;) {
+    if (c + 1 < chunks && usable(c) && usable(c + 1)) {
+      fourfold_block<Taps>(periodic, src + t.first[static_cast<size_t>(c) * 16], dst + c * 16);
+      c += 2;
+    } else {
+      permute_block<Taps, 1>(t, &src, &dst, 2 * c);
+      permute_block<Taps, 1>(t, &src, &dst, 2 * c + 1);
+      c += 1;
+    }
+  }
+}
+
 // Downscaled axes: windows of one block spread wider than a vector, so gather.
 void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
   const LaneBlocks& b = t.blocks8;
@@ -131,9 +178,13 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
 
 template <int Taps>
 void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
-  if (Taps > 0 && t.twofold.any) {
+  if (Taps > 0 && t.periodic.any && t.periodic.period == 4) {
+    for (int r = 0; r < rows; ++r) horizontal_fourfold<Taps>(t, src[r], dst[r]);
+    return;
+  }
+  if (Taps > 0 && t.periodic.any && t.periodic.period == 2) {
     for (int r = 0; r < rows; ++r) {
-      if (t.twofold.odd_shift == 0) {
+      if (t.periodic.shift[1] == 0) {
         horizontal_twofold<Taps, 0>(t, src[r], dst[r]);
       } else {
         horizontal_twofold<Taps, 1>(t, src[r], dst[r]);

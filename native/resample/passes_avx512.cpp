@@ -55,13 +55,13 @@ void horizontal_permute(const AxisTable& t, const float* const* src, float* cons
   for (int i = 0; i < blocks; ++i) permute_block<Taps, Rows>(t, src, dst, i);
 }
 
-// Doubling (TwofoldBlocks), 32 outputs from two usable 16-output blocks at a time:
+// Doubling (PeriodicBlocks with period 2), 32 outputs from two usable 16-output blocks at a time:
 // both phases' weights stay in registers and each source vector is one unaligned
 // load shared by the phases (the odd phase reads Shift further). The same products
 // and sums as permute_block, in the same order.
 template <int Taps, int Shift>
 void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
-  const TwofoldBlocks& twofold = t.twofold;
+  const PeriodicBlocks& twofold = t.periodic;
   __m512 even[Taps], odd[Taps];
   for (int k = 0; k < Taps; ++k) {
     even[k] = _mm512_set1_ps(twofold.weights.data()[k]);
@@ -115,9 +115,9 @@ void horizontal_gather(const AxisTable& t, const float* src, float* dst) {
 
 template <int Taps>
 void horizontal_rows(const AxisTable& t, const float* const* src, float* const* dst, int rows) {
-  if (Taps > 0 && t.twofold.any) {
+  if (Taps > 0 && t.periodic.any && t.periodic.period == 2) {
     for (int r = 0; r < rows; ++r) {
-      if (t.twofold.odd_shift == 0) {
+      if (t.periodic.shift[1] == 0) {
         horizontal_twofold<Taps, 0>(t, src[r], dst[r]);
       } else {
         horizontal_twofold<Taps, 1>(t, src[r], dst[r]);

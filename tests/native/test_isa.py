@@ -75,7 +75,9 @@ def test_unsupported_variant_is_refused(isa, monkeypatch):
 @pytest.mark.parametrize(
     ("in_shape", "out_shape", "offset"),
     [
-        ((135, 240), (270, 480), (0.25, 0.0)),  # upscale: permute path
+        ((135, 240), (270, 480), (0.25, 0.0)),  # 2x: periodic fast path
+        ((30, 52), (120, 208), (0.1, -0.4)),  # 4x: periodic fast path
+        ((90, 160), (135, 240), (0.0, 0.0)),  # 1.5x: permute path
         ((97, 203), (61, 83), (0.0, 0.4)),  # downscale: gather path
         ((50, 77), (133, 333), (-0.3, 0.7)),  # odd sizes, partial vectors
     ],
