@@ -209,6 +209,7 @@ class _Run:
                     continue
                 for frame in packet.decode():
                     check.frame(frame.pts, frame.interlaced_frame)
+                    self._check_layout(frame)
                     self._decoded.put(frame)
         except av.error.FFmpegError as exc:
             refuse(
@@ -219,6 +220,21 @@ class _Run:
             )
         check.finish()
         self._decoded.put(END)
+
+    def _check_layout(self, frame: av.VideoFrame) -> None:
+        """A new SPS mid-stream may change the picture; the output was set up for the first."""
+        info = self._info
+        layout = (frame.width, frame.height, frame.format.name.replace("yuvj", "yuv"))
+        expected = (info.stored_width, info.stored_height, info.pixel_format.replace("yuvj", "yuv"))
+        if layout != expected:
+            refuse(
+                "corrupt",
+                "{}x{} {}".format(*layout),
+                "{}x{} {}".format(*expected),
+                "the picture changes from {}x{} {} to {}x{} {} mid-stream".format(
+                    *expected, *layout
+                ),
+            )
 
     def _encode_frames(self, output: Output) -> int:
         written = 0

@@ -206,6 +206,11 @@ def _crafted(name: str, path: Path, work: Path) -> Path:
         second = make_clip(work / "fields.mp4", **{**base, "x264_params":
                            "bframes=0:interlaced=1:repeat-headers=1"})  # fmt: skip
         return _remux(path, [first, second], lambda index, packet, step: None)
+    if name == "size_change":  # a second SPS switches to another picture size
+        first = make_clip(work / "small.mp4", **base)
+        second = make_clip(work / "wider.mp4", **{**base, "width": 80,
+                           "x264_params": "bframes=0:repeat-headers=1"})  # fmt: skip
+        return _remux(path, [first, second], lambda index, packet, step: None)
     if name == "irregular_frames":  # regular decode times, one frame shown late
         source = make_clip(work / "regular.mp4", **{**base, "frames": 8})
 
@@ -232,7 +237,14 @@ def _crafted(name: str, path: Path, work: Path) -> Path:
     raise KeyError(name)
 
 
-CRAFTED = ("interlaced_frames", "irregular_frames", "too_many_frames", "truncated", "garbled")
+CRAFTED = (
+    "interlaced_frames",
+    "size_change",
+    "irregular_frames",
+    "too_many_frames",
+    "truncated",
+    "garbled",
+)
 
 
 @pytest.fixture(scope="session")

@@ -177,6 +177,7 @@ def test_rotated_output_is_upright(clip_maker, tmp_path):
     [
         ("interlaced_frames", "interlaced"),
         ("irregular_frames", "variable_frame_rate"),
+        ("size_change", "corrupt"),
         ("truncated", "corrupt"),
         ("garbled", "corrupt"),
     ],
