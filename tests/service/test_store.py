@@ -97,3 +97,24 @@ def test_cached_routes_follow_changes_made_by_other_processes(tmp_path):
             await writer.close()
 
     run(scenario())
+
+
+def test_writes_arriving_together_fail_alone(tmp_path):
+    """Writes queued while another commits share a transaction; one failing write (a
+    duplicate owner name) must not undo or fail the others."""
+
+    async def scenario():
+        store = SqliteStore(tmp_path / "db.sqlite", 0)
+        try:
+            owners = [Owner(f"own_{i}", f"name{i}", 0) for i in range(20)]
+            owners.append(Owner("own_dup", "name3", 0))
+            results = await asyncio.gather(
+                *(store.add_owner(owner) for owner in owners), return_exceptions=True
+            )
+            failures = [r for r in results if isinstance(r, Exception)]
+            assert len(failures) == 1 and isinstance(failures[0], sqlite3.IntegrityError)
+            assert await store.count_owners() == 20
+        finally:
+            await store.close()
+
+    run(scenario())
