@@ -164,7 +164,7 @@ def measure(cands: list[Candidate], repeats: int) -> None:
 def errors(result: Planes, reference: Planes) -> tuple[int, float, float]:
     worst, exact, total, squared = 0, 0, 0, 0.0
     for got, want in zip(result, reference, strict=True):
-        rounded = np.clip(np.floor(want + 0.5), 0, 255)
+        rounded = _reference.round_half_up(want)
         diff = np.abs(got.astype(np.float64) - rounded)
         worst = max(worst, int(diff.max()))
         exact += int((diff == 0).sum())

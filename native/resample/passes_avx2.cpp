@@ -240,18 +240,27 @@ AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const floa
   return round_pack(acc[0], acc[1], acc[2], acc[3]);
 }
 
+// Stores 32 pixels at begin + i of a run of `count`. Non-temporal (the output is not
+// read again soon) only when the whole 64-byte line lies inside the run: a line that
+// also takes ordinary stores (a row's ragged ends) would be flushed back and forth.
+AVATAR_INLINE void store_pixels(uint8_t* begin, int i, int count, __m256i pixels) {
+  const auto at = reinterpret_cast<uintptr_t>(begin + i);
+  const uintptr_t line = at & ~uintptr_t{63};
+  auto* out = reinterpret_cast<__m256i*>(begin + i);
+  if (at % 32 == 0 && line >= reinterpret_cast<uintptr_t>(begin) &&
+      line + 64 <= reinterpret_cast<uintptr_t>(begin + count)) {
+    _mm256_stream_si256(out, pixels);
+  } else {
+    _mm256_storeu_si256(out, pixels);
+  }
+}
+
 template <int Taps>
 void vertical_n(const float* const* rows, int x0, const float* weights, int taps, int count,
                 uint8_t* dst) {
   int i = 0;
   for (; i + 32 <= count; i += 32) {
-    const __m256i pixels = vertical_block<Taps>(rows, x0 + i, weights, taps);
-    auto* out = reinterpret_cast<__m256i*>(dst + i);
-    if (reinterpret_cast<uintptr_t>(out) % 32 == 0) {
-      _mm256_stream_si256(out, pixels);  // the output is not read again soon
-    } else {
-      _mm256_storeu_si256(out, pixels);
-    }
+    store_pixels(dst, i, count, vertical_block<Taps>(rows, x0 + i, weights, taps));
   }
   if (i < count) {
     alignas(32) uint8_t tail[32];
@@ -268,15 +277,6 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
     case 4: return vertical_n<4>(rows, x0, weights, taps, count, dst);
     case 6: return vertical_n<6>(rows, x0, weights, taps, count, dst);
     default: return vertical_n<0>(rows, x0, weights, taps, count, dst);
-  }
-}
-
-AVATAR_INLINE void store_pixels(uint8_t* dst, __m256i pixels) {
-  auto* out = reinterpret_cast<__m256i*>(dst);
-  if (reinterpret_cast<uintptr_t>(out) % 32 == 0) {
-    _mm256_stream_si256(out, pixels);  // the output is not read again soon
-  } else {
-    _mm256_storeu_si256(out, pixels);
   }
 }
 
@@ -311,8 +311,8 @@ void vertical_pair_n(const float* const* rows, int x0, const float* wa, const fl
   __m256i pixels_a, pixels_b;
   for (; i + 32 <= count; i += 32) {
     pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
-    store_pixels(dst_a + i, pixels_a);
-    store_pixels(dst_b + i, pixels_b);
+    store_pixels(dst_a, i, count, pixels_a);
+    store_pixels(dst_b, i, count, pixels_b);
   }
   if (i < count) {
     alignas(32) uint8_t tail[64];

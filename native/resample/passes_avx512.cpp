@@ -180,10 +180,12 @@ AVATAR_INLINE __m512i vertical_block(const float* const* rows, int x, const floa
   return pack64(acc);
 }
 
+// Non-temporal (the output is not read again soon) only for a whole aligned line:
+// a line that also takes ordinary stores would be flushed back and forth.
 AVATAR_INLINE void store_pixels(uint8_t* dst, __m512i pixels) {
   auto* out = reinterpret_cast<__m512i*>(dst);
   if (reinterpret_cast<uintptr_t>(out) % 64 == 0) {
-    _mm512_stream_si512(out, pixels);  // the output is not read again soon
+    _mm512_stream_si512(out, pixels);
   } else {
     _mm512_storeu_si512(out, pixels);
   }
