@@ -67,9 +67,9 @@ def test_failed_write_rolls_back_and_reports(tmp_path):
     run(scenario())
 
 
-def test_cached_routes_follow_changes_made_by_other_processes(tmp_path):
-    """Two stores on one file stand for two worker processes: a route read (and cached) by
-    one is seen revoked, relabelled or revoked-with-its-agent as soon as the other commits."""
+def test_cached_routes_and_agents_follow_changes_made_by_other_processes(tmp_path):
+    """Two stores on one file stand for two worker processes: a route or agent read (and
+    cached) by one is seen changed as soon as the other commits the change."""
     path = tmp_path / "db.sqlite"
 
     async def scenario():
@@ -89,8 +89,12 @@ def test_cached_routes_follow_changes_made_by_other_processes(tmp_path):
             await writer.revoke_route("own_1", "rt_1", 5)
             assert (await reader.get_route("rt_1")).revoked_ms == 5
             assert (await reader.get_route("rt_2")).revoked_ms is None
+            assert (await reader.get_agent("agt_1")).name == "A"  # cached
+            await writer.replace_agent(Agent("agt_1", "own_1", "B", 0, 7))
+            assert (await reader.get_agent("agt_1")).name == "B"
             await writer.delete_agent("own_1", "agt_1", 9)
             assert (await reader.get_route("rt_2")).revoked_ms == 9
+            assert await reader.get_agent("agt_1") is None
             assert await reader.get_route("rt_missing") is None
         finally:
             await reader.close()

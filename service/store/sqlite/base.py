@@ -39,13 +39,15 @@ class SqliteBase:
         self._reader = connect(path)
         migrate(self._reader, now_ms)
         self._writer = Writer(path)
-        self._route_changes = ChangeMarker(path.with_name(path.name + ".routes-changed"))
-        self._route_cache = MarkedCache(self._route_changes)
+        # Routes and agents: the reads behind every public page and route lookup.
+        self._catalog_changes = ChangeMarker(path.with_name(path.name + ".catalog-changed"))
+        self._route_cache = MarkedCache(self._catalog_changes)
+        self._agent_cache = MarkedCache(self._catalog_changes)
 
     async def close(self) -> None:
         self._writer.close()
         self._reader.close()
-        self._route_changes.close()
+        self._catalog_changes.close()
 
     def _one(self, sql: str, params: tuple | list, build: Callable[[sqlite3.Row | tuple], T]):
         row = self._reader.execute(sql, params).fetchone()

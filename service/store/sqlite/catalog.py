@@ -147,8 +147,14 @@ class CatalogMixin(SqliteBase):
         await self._write(_insert_agent, agent)
 
     async def get_agent(self, agent_id: str) -> Agent | None:
-        sql = f"SELECT {_AGENT} WHERE agent_id = ? AND deleted_ms IS NULL"
-        return self._one(sql, (agent_id,), _agent)
+        mark = self._agent_cache.mark()
+        agent = self._agent_cache.get(agent_id, mark)
+        if agent is None:
+            sql = f"SELECT {_AGENT} WHERE agent_id = ? AND deleted_ms IS NULL"
+            agent = self._one(sql, (agent_id,), _agent)
+            if agent is not None:
+                self._agent_cache.put(agent_id, mark, agent)
+        return agent
 
     async def list_agents(self, owner_id: str, page: PageRequest) -> list[Agent]:
         cond, params = after_clause(page, "created_ms", "agent_id")
@@ -159,12 +165,14 @@ class CatalogMixin(SqliteBase):
         return self._all(sql, [owner_id, *params, page.limit + 1], _agent)
 
     async def replace_agent(self, agent: Agent) -> bool:
-        return await self._write(_replace_agent, agent)
+        replaced = await self._write(_replace_agent, agent)
+        self._catalog_changes.touch()
+        return replaced
 
     async def delete_agent(self, owner_id: str, agent_id: str, now_ms: int) -> Agent | None:
         agent = await self._write(_delete_agent, owner_id, agent_id, now_ms)
         if agent is not None:
-            self._route_changes.touch()  # its routes were revoked
+            self._catalog_changes.touch()  # the agent is gone and its routes are revoked
         return agent
 
     async def add_route(self, route: Route) -> bool:
@@ -172,7 +180,7 @@ class CatalogMixin(SqliteBase):
 
     async def get_route(self, route_id: str) -> Route | None:
         # The hottest read (API and public page): served from the per-process cache while no
-        # route has changed anywhere (see changes.py); new routes need no invalidation.
+        # route or agent changed anywhere (see changes.py); new rows need no invalidation.
         mark = self._route_cache.mark()
         route = self._route_cache.get(route_id, mark)
         if route is None:
@@ -204,10 +212,10 @@ class CatalogMixin(SqliteBase):
         self, owner_id: str, route_id: str, label: str | None
     ) -> Route | None:
         route = await self._write(_set_label, owner_id, route_id, label)
-        self._route_changes.touch()
+        self._catalog_changes.touch()
         return route
 
     async def revoke_route(self, owner_id: str, route_id: str, now_ms: int) -> Route | None:
         route = await self._write(_revoke_route, owner_id, route_id, now_ms)
-        self._route_changes.touch()
+        self._catalog_changes.touch()
         return route

@@ -3,7 +3,7 @@
 Each SQLite call releases the GIL, and under Granian a release costs far more than the query
 (measured here: a minimal Litestar app under Granian fell from ~5,800 to ~3,400-4,500
 requests/s when each request added one trivial indexed SELECT). So hot reads of rarely
-changing rows (routes) are cached per process, and every change to such rows writes a fresh
+changing rows (routes, agents) are cached per process, and every change to such rows writes a fresh
 marker into a small memory-mapped file; a cached row is used only while the marker still
 holds the value it had before the row was read."""
 
