@@ -1,13 +1,20 @@
 """Fixtures: an app built from the factory over a temporary data dir, a clock the test moves,
-and API keys for several owners."""
+API keys for several owners, and real `avatar-service serve` processes on loopback."""
 
 from __future__ import annotations
 
 import io
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from litestar.testing import TestClient
 from PIL import Image
@@ -118,3 +125,97 @@ def alice(api: Api) -> dict[str, str]:
 @pytest.fixture
 def bob(api: Api) -> dict[str, str]:
     return api.key("bob")
+
+
+# The installed console script (the README's command); `python -m` from the repository root
+# would import the source tree, which has no compiled engine._native.
+AVATAR_SERVICE = str(Path(sys.executable).with_name("avatar-service"))
+
+
+def poll_until(check: Callable, timeout: float = 20.0):
+    """Call `check` until it returns something truthy (connection errors count as not yet)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if result := check():
+                return result
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("not reached in time")
+
+
+@pytest.fixture
+def poll() -> Callable:
+    return poll_until
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., subprocess.CompletedProcess]:
+    """Run `avatar-service ARGS...` to completion (env: the whole environment to use)."""
+
+    def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [AVATAR_SERVICE, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            check=False,
+        )
+
+    return run
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    base: str
+    key: str
+    data_dir: str
+    env: dict
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        process.stdout.close()
+
+
+@pytest.fixture
+def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
+    """Start `avatar-service serve` on a free loopback port with extra AVATAR_* variables;
+    every server started is stopped with SIGTERM (and must exit) when the test ends."""
+    processes: list[subprocess.Popen] = []
+
+    def start(**env_vars: str) -> LiveServer:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        env = {**os.environ, **env_vars}
+        data_dir = str(tmp_path / f"data{len(processes)}")
+        command = [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        processes.append(process)
+        banner = process.stdout.readline()
+        assert "default" in banner, banner + process.stdout.read()
+        server = LiveServer(
+            f"http://127.0.0.1:{port}", process.stdout.readline().strip(), data_dir, env
+        )
+        poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
+        return server
+
+    yield start
+    for process in processes:
+        _stop(process)

@@ -4,14 +4,9 @@ and static files."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,10 +14,6 @@ import httpx
 import pytest
 
 from service.settings import SettingsError, load_settings
-
-# The installed console script (the README's command); `python -m` from the repository
-# root would import the source tree, which has no compiled engine._native.
-AVATAR_SERVICE = str(Path(sys.executable).with_name("avatar-service"))
 
 PAGES_JS = Path(__file__).parents[2] / "service" / "pages" / "static" / "pages.js"
 
@@ -300,51 +291,17 @@ def test_page_script_switches_state_without_reload(tmp_path, answers, state, tex
 
 
 @pytest.fixture
-def served(tmp_path):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {
-        **os.environ,
-        "AVATAR_SESSION_WARMUP_S": "1.5",
-        "AVATAR_HTTP_WORKERS": "2",
-        "AVATAR_FRAME_ANCESTORS": "https://embed.example",
-    }
-    command = [AVATAR_SERVICE, "serve", "--port", str(port)]
-    command += ["--data-dir", str(tmp_path / "data")]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+def served(start_serve):
+    server = start_serve(
+        AVATAR_SESSION_WARMUP_S="1.5",
+        AVATAR_HTTP_WORKERS="2",
+        AVATAR_FRAME_ANCESTORS="https://embed.example",
     )
-    try:
-        process.stdout.readline()  # the banner, then the first API key
-        auth = {"Authorization": f"Bearer {process.stdout.readline().strip()}"}
-        base = f"http://127.0.0.1:{port}"
-        poll_until(lambda: httpx.get(f"{base}/healthz").status_code == 200)
-        yield base, auth
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise
-
-
-def poll_until(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if result := check():
-                return result
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("not reached in time")
+    return server.base, server.auth
 
 
 @pytest.mark.slow
-def test_session_page_on_a_real_server(served, png_bytes):
+def test_session_page_on_a_real_server(served, png_bytes, poll):
     base, auth = served
     files = {"image": ("face.png", png_bytes(), "image/png")}
     avatar = httpx.post(f"{base}/v1/avatars", headers=auth, files=files).json()["data"]
@@ -359,9 +316,7 @@ def test_session_page_on_a_real_server(served, png_bytes):
     assert page.headers["referrer-policy"] == "no-referrer"
     status_url = f"{session['client_url']}/status"
     seen = []
-    poll_until(
-        lambda: seen.append(httpx.get(status_url).json()["data"]["status"]) or "ready" in seen
-    )
+    poll(lambda: seen.append(httpx.get(status_url).json()["data"]["status"]) or "ready" in seen)
     assert seen[0] == "starting" and seen[-1] == "ready"
     assert 'data-state="ready"' in httpx.get(session["client_url"]).text
 

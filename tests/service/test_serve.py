@@ -4,91 +4,22 @@ commands against its data dir."""
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-# The installed console script (the README's command); `python -m` from the repository
-# root would import the source tree, which has no compiled engine._native.
-AVATAR_SERVICE = str(Path(sys.executable).with_name("avatar-service"))
-
 pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [AVATAR_SERVICE, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
-
-
-def poll(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if result := check():
-                return result
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError("the server did not get there in time")
-        time.sleep(0.1)
-
-
 @pytest.fixture
-def server(tmp_path):
-    port = free_port()
-    env = {
-        **os.environ,
-        "AVATAR_SESSION_MAX_S": "1",
-        "AVATAR_SWEEP_INTERVAL_S": "0.2",
-        "AVATAR_HTTP_WORKERS": "2",
-    }
-    data_dir = str(tmp_path / "data")
-    process = subprocess.Popen(
-        [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
+def server(start_serve):
+    return start_serve(
+        AVATAR_SESSION_MAX_S="1", AVATAR_SWEEP_INTERVAL_S="0.2", AVATAR_HTTP_WORKERS="2"
     )
-    try:
-        banner = process.stdout.readline()
-        key = process.stdout.readline().strip()
-        assert "default" in banner, banner
-        base = f"http://127.0.0.1:{port}"
-        poll(lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200)
-        yield base, key, data_dir, env
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise
-        process.stdout.close()
 
 
-def test_serve_end_to_end(server):
-    base, key, _, _ = server
-    auth = {"Authorization": f"Bearer {key}"}
+def test_serve_end_to_end(server, poll, png_bytes):
+    base, auth = server.base, server.auth
     with httpx.Client(base_url=base, headers=auth, timeout=10) as client:
         assert client.get("/healthz").json()["data"]["status"] == "ok"
         assert httpx.get(f"{base}/v1/agents").status_code == 401
@@ -99,7 +30,7 @@ def test_serve_end_to_end(server):
         assert client.get("/schema/openapi.json").status_code == 200
 
         # The sweeper of `serve` closes the session after AVATAR_SESSION_MAX_S and bills it.
-        files = {"image": ("a.png", _tiny_png(), "image/png")}
+        files = {"image": ("a.png", png_bytes(), "image/png")}
         avatar = client.post("/v1/avatars", files=files).json()["data"]
         body = {"avatar_id": avatar["avatar_id"]}
         start = client.post("/v1/interactive/start_session", json=body)
@@ -108,8 +39,9 @@ def test_serve_end_to_end(server):
         assert usage[0]["ref_id"] == sid and usage[0]["seconds"] == 1.0
 
 
-def test_keys_commands_against_a_running_server(server):
-    base, _, data_dir, env = server
+def test_keys_commands_against_a_running_server(server, poll, run_cli):
+    base, data_dir, env = server.base, server.data_dir, server.env
+    cli = run_cli
     created = cli("keys", "create", "--owner", "bob", "--data-dir", data_dir, env=env)
     assert created.returncode == 0, created.stderr
     key_id = created.stdout.split()[3]
@@ -126,28 +58,18 @@ def test_keys_commands_against_a_running_server(server):
     assert cli("keys", "revoke", "key_nope", "--data-dir", data_dir, env=env).returncode == 1
 
 
-def test_serve_refuses_bad_configuration(tmp_path):
+def test_serve_refuses_bad_configuration(tmp_path, run_cli):
     env = {**os.environ, "AVATAR_RATE_LIMIT": "lots"}
-    result = cli("serve", "--data-dir", str(tmp_path), env=env)
+    result = run_cli("serve", "--data-dir", str(tmp_path), env=env)
     assert result.returncode == 2
     assert "AVATAR_RATE_LIMIT" in result.stderr
 
 
-def _tiny_png() -> bytes:
-    import io
-
-    from PIL import Image
-
-    out = io.BytesIO()
-    Image.new("RGB", (4, 4), (200, 10, 10)).save(out, format="PNG")
-    return out.getvalue()
-
-
-def test_unusable_data_dir_is_a_clear_error(tmp_path):
+def test_unusable_data_dir_is_a_clear_error(tmp_path, run_cli):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     for args in (["serve", "--port", "0"], ["keys", "list"]):
-        result = cli(*args, "--data-dir", str(blocker / "data"))
+        result = run_cli(*args, "--data-dir", str(blocker / "data"))
         assert result.returncode == 1, result.stderr
         assert "avatar-service: cannot open" in result.stderr
         assert "Traceback" not in result.stderr
