@@ -7,6 +7,8 @@ sets the shared stop event; every blocked `put`/`get` notices within `POLL_S`.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -54,12 +56,16 @@ class StageThreads:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
-    def start(self, name: str, body: Callable[[], None]) -> None:
-        thread = threading.Thread(target=self._run, args=(body,), name=name, daemon=True)
+    def start(self, name: str, body: Callable[[], None], *, nice: int = 0) -> None:
+        """Run `body` in a thread; `nice` > 0 lowers its scheduling priority (Linux)."""
+        thread = threading.Thread(target=self._run, args=(body, nice), name=name, daemon=True)
         self._threads.append(thread)
         thread.start()
 
-    def _run(self, body: Callable[[], None]) -> None:
+    def _run(self, body: Callable[[], None], nice: int) -> None:
+        if nice and hasattr(os, "setpriority"):
+            with contextlib.suppress(OSError):  # per-thread niceness is a Linux feature
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
         try:
             body()
         except Stopped:

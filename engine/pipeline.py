@@ -49,6 +49,10 @@ _POOL_FRAMES = _SCALED_FRAMES + 2
 # One resampler thread keeps far ahead of libx264 (about 8 ms per 4k frame against 100+ ms to
 # encode it) and spends less CPU than two, which x264's own threads can use instead.
 _RESAMPLE_THREADS = 1
+# Decode and resample need about a tenth of the encoder's CPU and run ahead of it behind the
+# queues, so they run at a lower priority: they fill the moments libx264's frame threads leave
+# a core idle instead of taking it from the encoder's critical path.
+_STAGE_NICE = 5
 
 
 class CancelEvent(Protocol):
@@ -177,8 +181,9 @@ class _Run:
             with av.open(str(self._src), metadata_errors="ignore") as source:
                 output = Output(self._temp, source, self._info, self._spec)
                 try:
-                    self._threads.start("upscale-decode", lambda: self._decode(source))
-                    self._threads.start("upscale-resample", self._resample)
+                    decode = lambda: self._decode(source)  # noqa: E731
+                    self._threads.start("upscale-decode", decode, nice=_STAGE_NICE)
+                    self._threads.start("upscale-resample", self._resample, nice=_STAGE_NICE)
                     frames = self._encode(output)
                 except BaseException:
                     self._threads.close()
