@@ -9,6 +9,7 @@ which is renamed into place only when everything succeeded.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import time
@@ -181,7 +182,7 @@ class _Run:
             with av.open(str(self._src), metadata_errors="ignore") as source:
                 output = Output(self._temp, source, self._info, self._spec)
                 try:
-                    decode = lambda: self._decode(source)  # noqa: E731
+                    decode = functools.partial(self._decode, source)
                     self._threads.start("upscale-decode", decode, nice=_STAGE_NICE)
                     self._threads.start("upscale-resample", self._resample, nice=_STAGE_NICE)
                     frames = self._encode(output)
