@@ -1,5 +1,5 @@
 // The separable resampler: horizontal pass first into a small ring of float rows
-// that stays in L2, then the vertical pass in column strips that stay in L1.
+// that stays in L2, then the vertical pass over whole rows read from that ring.
 #pragma once
 #include <cstdint>
 
