@@ -240,15 +240,28 @@ AVATAR_INLINE __m256i vertical_block(const float* const* rows, int x, const floa
   return round_pack(acc[0], acc[1], acc[2], acc[3]);
 }
 
-// Stores 32 pixels at begin + i of a run of `count`. Non-temporal (the output is not
-// read again soon) only when the whole 64-byte line lies inside the run: a line that
-// also takes ordinary stores (a row's ragged ends) would be flushed back and forth.
-AVATAR_INLINE void store_pixels(uint8_t* begin, int i, int count, __m256i pixels) {
-  const auto at = reinterpret_cast<uintptr_t>(begin + i);
-  const uintptr_t line = at & ~uintptr_t{63};
+// Which 32-pixel stores of a run of `count` pixels at `begin` go non-temporal (the
+// output is not read again soon): those at offsets i in [lo, hi), i.e. 32-byte
+// aligned ones whose whole 64-byte line lies inside the run. A line that also takes
+// ordinary stores (a row's ragged ends) would be flushed back and forth. Worked out
+// once per run, not per store.
+struct StreamRange {
+  int lo = 0;
+  int hi = 0;
+
+  StreamRange(const uint8_t* begin, int count) {
+    const auto at = reinterpret_cast<uintptr_t>(begin);
+    if (at % 32 != 0) return;  // no store is aligned: none streams
+    lo = static_cast<int>((64 - at % 64) % 64);  // first line boundary in the run
+    // Stores at i < hi end on or before the last line boundary in the run.
+    hi = static_cast<int>(((at + count) & ~uintptr_t{63}) - at) - 31;
+  }
+};
+
+AVATAR_INLINE void store_pixels(uint8_t* begin, int i, const StreamRange& stream,
+                                __m256i pixels) {
   auto* out = reinterpret_cast<__m256i*>(begin + i);
-  if (at % 32 == 0 && line >= reinterpret_cast<uintptr_t>(begin) &&
-      line + 64 <= reinterpret_cast<uintptr_t>(begin + count)) {
+  if (i >= stream.lo && i < stream.hi) {
     _mm256_stream_si256(out, pixels);
   } else {
     _mm256_storeu_si256(out, pixels);
@@ -258,9 +271,10 @@ AVATAR_INLINE void store_pixels(uint8_t* begin, int i, int count, __m256i pixels
 template <int Taps>
 void vertical_n(const float* const* rows, int x0, const float* weights, int taps, int count,
                 uint8_t* dst) {
+  const StreamRange stream(dst, count);
   int i = 0;
   for (; i + 32 <= count; i += 32) {
-    store_pixels(dst, i, count, vertical_block<Taps>(rows, x0 + i, weights, taps));
+    store_pixels(dst, i, stream, vertical_block<Taps>(rows, x0 + i, weights, taps));
   }
   if (i < count) {
     alignas(32) uint8_t tail[32];
@@ -309,12 +323,13 @@ void vertical_pair_n(const float* const* rows, int x0, const float* weights_a,
     wa[k] = _mm256_broadcast_ss(weights_a + k);
     wb[k] = _mm256_broadcast_ss(weights_b + k);
   }
+  const StreamRange stream_a(dst_a, count), stream_b(dst_b, count);
   int i = 0;
   __m256i pixels_a, pixels_b;
   for (; i + 32 <= count; i += 32) {
     pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
-    store_pixels(dst_a, i, count, pixels_a);
-    store_pixels(dst_b, i, count, pixels_b);
+    store_pixels(dst_a, i, stream_a, pixels_a);
+    store_pixels(dst_b, i, stream_b, pixels_b);
   }
   if (i < count) {
     alignas(32) uint8_t tail[64];
