@@ -9,6 +9,7 @@ import msgspec
 from service.domain.avatars import owned_avatar
 from service.domain.context import Context
 from service.domain.models import Agent
+from service.domain.ownership import require_owned
 from service.errors import NotFound, ValidationFailed
 from service.ids import new_id
 from service.pagination import PageRequest, Position, next_cursor
@@ -57,9 +58,7 @@ async def create_agent(ctx: Context, owner_id: str, fields: dict[str, Any]) -> A
 
 async def owned_agent(ctx: Context, owner_id: str, agent_id: str) -> Agent:
     agent = await ctx.store.get_agent(agent_id)
-    if agent is None or agent.owner_id != owner_id:
-        raise NotFound(f"No agent {agent_id!r}.")
-    return agent
+    return require_owned(agent, owner_id, "agent", agent_id)
 
 
 async def list_agents(

@@ -9,6 +9,7 @@ from pathlib import Path
 from service.domain.context import Context
 from service.domain.images import reencode_png
 from service.domain.models import Avatar
+from service.domain.ownership import require_owned
 from service.errors import NotFound, ValidationFailed
 from service.ids import new_id
 from service.pagination import PageRequest, Position, next_cursor
@@ -50,9 +51,7 @@ async def upload_avatar(
 
 async def owned_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
     avatar = await ctx.store.get_avatar(avatar_id)
-    if avatar is None or avatar.owner_id != owner_id:
-        raise NotFound(f"No avatar {avatar_id!r}.")
-    return avatar
+    return require_owned(avatar, owner_id, "avatar", avatar_id)
 
 
 async def list_avatars(

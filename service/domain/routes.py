@@ -5,6 +5,7 @@ from __future__ import annotations
 from service.domain.agents import owned_agent
 from service.domain.context import Context
 from service.domain.models import Route
+from service.domain.ownership import require_owned
 from service.errors import NotFound
 from service.ids import new_id
 from service.pagination import PageRequest, Position, next_cursor
@@ -35,9 +36,7 @@ async def find_route(ctx: Context, route_id: str) -> Route | None:
 
 async def owned_route(ctx: Context, owner_id: str, route_id: str) -> Route:
     route = await ctx.store.get_route(route_id)
-    if route is None or route.owner_id != owner_id:
-        raise _not_found(route_id)
-    return route
+    return require_owned(route, owner_id, "route", route_id)
 
 
 async def list_routes(

@@ -13,7 +13,8 @@ from service.domain.agents import check_avatar_ref, check_model, check_tools
 from service.domain.avatars import avatar_path
 from service.domain.context import Context
 from service.domain.models import Session, UsageRecord
-from service.errors import NotFound, ValidationFailed
+from service.domain.ownership import require_owned
+from service.errors import ValidationFailed
 from service.ids import new_id
 from service.pagination import PageRequest, Position, next_cursor
 
@@ -111,9 +112,7 @@ async def close_session(ctx: Context, session: Session, stopped_ms: int, reason:
 
 async def owned_session(ctx: Context, owner_id: str, session_id: str) -> Session:
     session = await ctx.store.get_session(session_id)
-    if session is None or session.owner_id != owner_id:
-        raise NotFound(f"No session {session_id!r}.")
-    return session
+    return require_owned(session, owner_id, "session", session_id)
 
 
 async def find_session(ctx: Context, session_id: str) -> Session | None:

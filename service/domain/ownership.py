@@ -1,0 +1,22 @@
+"""The one ownership rule of the API (SPEC 1): a record of another owner is answered exactly
+like a missing one, so no caller can learn that someone else's id exists."""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from service.errors import NotFound
+
+
+class Owned(Protocol):
+    owner_id: str
+
+
+RecordT = TypeVar("RecordT", bound=Owned)
+
+
+def require_owned(record: RecordT | None, owner_id: str, kind: str, record_id: str) -> RecordT:
+    """`record` when it exists and belongs to `owner_id`; otherwise NotFound."""
+    if record is None or record.owner_id != owner_id:
+        raise NotFound(f"No {kind} {record_id!r}.")
+    return record
