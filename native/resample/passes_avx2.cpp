@@ -69,7 +69,10 @@ AVATAR_INLINE void twofold_blocks(const __m256* even, const __m256* odd, const f
 #pragma GCC unroll 16
   for (int k = 0; k < Taps + Shift; ++k) {
     for (int i = 0; i < Blocks; ++i) {  // independent chains hide the FMA latency
-      const __m256 v = _mm256_loadu_ps(s + 8 * i + k);
+      __m256 v = _mm256_loadu_ps(s + 8 * i + k);
+      // Keeps the load a register for both phases: folded into each FMA as a memory
+      // operand, it is made twice, and the (mostly unaligned) loads were the bottleneck.
+      asm("" : "+x"(v));
       if (k < Taps) {
         sum_e[i] = k == 0 ? _mm256_mul_ps(even[0], v) : _mm256_fmadd_ps(even[k], v, sum_e[i]);
       }

@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "resample/row_ranges.hpp"
 #include "resample/thread_pool.hpp"
 
 namespace avatar {
@@ -22,10 +23,9 @@ constexpr int kStrip = 16384;
 constexpr int kRingSlack = 8;
 // Below this many output pixels per task, threads cost more than they save.
 constexpr int64_t kPixelsPerTask = 1 << 15;
-// Tasks per thread: on a busy machine a descheduled worker then holds back a small
-// share of the rows (the caller takes the rest); each task costs a few extra
-// horizontal rows at its start.
-constexpr int kTasksPerThread = 4;
+// Output rows below which a task does not split another's range: the piece would
+// spend more on re-filtering its first source rows than the split saves.
+constexpr int kMinPiece = 16;
 
 struct Plan {
   const ImageView* src;
@@ -120,23 +120,32 @@ void vertical_batch(const Plan& plan, Scratch& scratch, int y_begin, int y_end) 
   }
 }
 
-// Output rows [y0, y1): batches of rows whose inputs fit the ring together.
-void run_rows(const Plan& plan, Scratch& scratch, int y0, int y1) {
+// Batches of output rows whose source rows fit the ring together, from the front of
+// range `part` and then of the ranges this task takes over.
+void run_task(const Plan& plan, Scratch& scratch, RowRanges& ranges, int part) {
   const AxisTable& ty = *plan.ty;
-  int next = ty.first[static_cast<size_t>(y0)];  // next input row to filter horizontally
-  for (int y = y0; y < y1;) {
+  const auto batch_end = [&](int y) {
     const int lo = ty.first[static_cast<size_t>(y)];
     int end = y + 1;
-    while (end < y1 && last_row(ty, end) - lo + 1 <= plan.ring_rows) ++end;
-    next = std::max(next, lo);
-    for (const int hi = last_row(ty, end - 1); next <= hi;) {
-      const int count = std::min(kSweepRows, hi - next + 1);
-      horizontal_rows(plan, scratch, next, count);
-      next += count;
+    while (end < ty.out_size && last_row(ty, end) - lo + 1 <= plan.ring_rows) ++end;
+    return end;
+  };
+  int next = 0;    // next input row to filter horizontally
+  int follow = -1; // the output row after the last batch: the ring holds its inputs so far
+  do {
+    int y = 0, end = 0;
+    while (ranges.take_front(part, batch_end, y, end)) {
+      const int lo = ty.first[static_cast<size_t>(y)];
+      next = y == follow ? std::max(next, lo) : lo;
+      for (const int hi = last_row(ty, end - 1); next <= hi;) {
+        const int count = std::min(kSweepRows, hi - next + 1);
+        horizontal_rows(plan, scratch, next, count);
+        next += count;
+      }
+      vertical_batch(plan, scratch, y, end);
+      follow = end;
     }
-    vertical_batch(plan, scratch, y, end);
-    y = end;
-  }
+  } while (ranges.steal(part));
   plan.passes->finish();
 }
 
@@ -162,15 +171,13 @@ void resample(const ImageView& src, const OutputView& dst, const ResampleOptions
             static_cast<int64_t>((tx->padded_out + 63) / 64 * 64 + 64)};
 
   const int64_t pixels = static_cast<int64_t>(dst.width) * dst.height;
-  const int64_t wanted = options.threads > 1 ? int64_t{options.threads} * kTasksPerThread : 1;
-  const int tasks = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>({wanted, dst.height / 8, pixels / kPixelsPerTask})));
+  const int tasks = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>({options.threads, dst.height / kMinPiece, pixels / kPixelsPerTask})));
+  RowRanges ranges(dst.height, tasks, kMinPiece);
   std::atomic<bool> out_of_memory{false};
   ThreadPool::instance().run(tasks, options.threads, [&](int task) {
-    const int y0 = static_cast<int>(static_cast<int64_t>(dst.height) * task / tasks);
-    const int y1 = static_cast<int>(static_cast<int64_t>(dst.height) * (task + 1) / tasks);
     try {
-      run_rows(plan, thread_scratch(plan), y0, y1);
+      run_task(plan, thread_scratch(plan), ranges, task);
     } catch (const std::bad_alloc&) {
       out_of_memory = true;
     }
