@@ -297,21 +297,24 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
-// 32 pixels of two rows; eight independent accumulators, one load per source vector.
-// The weights come pre-broadcast from memory (wa[k], wb[k]): 8 accumulators and 12
-// weights do not fit the 16 registers, and memory operands fold into the FMAs where
-// re-broadcasting would cost an instruction each per block.
+// 32 pixels of two rows; eight independent accumulators, one load per source vector
+// (the empty asm stops GCC folding it into both rows' FMAs, a second load each). The
+// weights are broadcast where used: kept in registers, 12 of them and 8 accumulators
+// spill.
 template <int Taps, int Step>
-AVATAR_INLINE void pair_block(const float* const* rows, int x, const __m256* wa, const __m256* wb,
+AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
                               __m256i& pixels_a, __m256i& pixels_b) {
   __m256 a[4], b[4];
   const __m256 half = _mm256_set1_ps(kRoundingOffset);
 #pragma GCC unroll 16
   for (int k = 0; k < Taps + Step; ++k) {
+    const __m256 weight_a = _mm256_broadcast_ss(wa + (k < Taps ? k : 0));
+    const __m256 weight_b = _mm256_broadcast_ss(wb + (k >= Step ? k - Step : 0));
     for (int j = 0; j < 4; ++j) {
-      const __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);
-      if (k < Taps) a[j] = _mm256_fmadd_ps(v, wa[k], k == 0 ? half : a[j]);
-      if (k >= Step) b[j] = _mm256_fmadd_ps(v, wb[k - Step], k == Step ? half : b[j]);
+      __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);
+      asm("" : "+x"(v));
+      if (k < Taps) a[j] = _mm256_fmadd_ps(v, weight_a, k == 0 ? half : a[j]);
+      if (k >= Step) b[j] = _mm256_fmadd_ps(v, weight_b, k == Step ? half : b[j]);
     }
   }
   pixels_a = round_pack(a[0], a[1], a[2], a[3]);
@@ -321,22 +324,18 @@ AVATAR_INLINE void pair_block(const float* const* rows, int x, const __m256* wa,
 template <int Taps, int Step>
 void vertical_pair_n(const float* const* rows, int x0, const float* weights_a,
                      const float* weights_b, int count, uint8_t* dst_a, uint8_t* dst_b) {
-  __m256 wa[Taps], wb[Taps];
-  for (int k = 0; k < Taps; ++k) {
-    wa[k] = _mm256_broadcast_ss(weights_a + k);
-    wb[k] = _mm256_broadcast_ss(weights_b + k);
-  }
   const StreamRange stream_a(dst_a, count), stream_b(dst_b, count);
   int i = 0;
   __m256i pixels_a, pixels_b;
   for (; i + 32 <= count; i += 32) {
-    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    asm("" : "+r"(weights_a), "+r"(weights_b));  // keeps the broadcasts in the loop
+    pair_block<Taps, Step>(rows, x0 + i, weights_a, weights_b, pixels_a, pixels_b);
     store_pixels(dst_a, i, stream_a, pixels_a);
     store_pixels(dst_b, i, stream_b, pixels_b);
   }
   if (i < count) {
     alignas(32) uint8_t tail[64];
-    pair_block<Taps, Step>(rows, x0 + i, wa, wb, pixels_a, pixels_b);
+    pair_block<Taps, Step>(rows, x0 + i, weights_a, weights_b, pixels_a, pixels_b);
     _mm256_store_si256(reinterpret_cast<__m256i*>(tail), pixels_a);
     _mm256_store_si256(reinterpret_cast<__m256i*>(tail + 32), pixels_b);
     std::memcpy(dst_a + i, tail, static_cast<size_t>(count - i));
