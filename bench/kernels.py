@@ -219,6 +219,25 @@ def cores_label() -> str:
     return f"{engine.kernel_info()['threads']} threads"
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """(steal, total) ticks of all CPUs from /proc/stat, None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return fields[7], sum(fields[:8])
+
+
+def report_steal(before: tuple[int, int] | None) -> None:
+    """A VM's steal time: what the host took from our vCPUs, which no thread count gets back."""
+    after = cpu_ticks()
+    if before is None or after is None or after[1] == before[1]:
+        return
+    share = 100 * (after[0] - before[0]) / (after[1] - before[1])
+    print(f"\nvCPU steal time during these runs: {share:.1f}% of all CPU time")
+
+
 def run_scenario(key: str, repeats: int, burst: int, filters: tuple[str, ...]) -> None:
     title, src_size, out_size = SCENARIOS[key]
     src = natural_yuv420p(*src_size)
@@ -229,12 +248,14 @@ def run_scenario(key: str, repeats: int, burst: int, filters: tuple[str, ...]) -
             for p, (w, h) in zip(src, plane_sizes(out_size), strict=True)
         )
         cands += candidates(src, out_size, filt)
+    ticks = cpu_ticks()
     measure(cands, repeats, burst)
     report(
         f"{title} yuv420p, ms per frame: median of {repeats} interleaved runs of {burst} frames",
         cands,
         references,
     )
+    report_steal(ticks)
 
 
 def main() -> None:
