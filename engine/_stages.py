@@ -22,9 +22,6 @@ class Stopped(Exception):
     """The run was stopped (by cancel or another stage's failure) while this stage waited."""
 
 
-_BACKGROUND_NICE = 15
-
-
 class Channel:
     def __init__(self, stop: threading.Event, size: int) -> None:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=size)
@@ -48,6 +45,9 @@ class Channel:
                 if idle is not None:
                     idle()
         raise Stopped
+
+
+_BACKGROUND_NICE = 15
 
 
 def _run_in_background() -> None:

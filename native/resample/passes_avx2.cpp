@@ -13,6 +13,15 @@ namespace {
 
 #define AVATAR_INLINE inline __attribute__((always_inline))
 
+// A load that feeds several FMAs. Left to itself GCC folds it into each of them as a
+// memory operand, one load per use; the empty asm makes it a register value, loaded
+// once. Where the uses share unaligned loads, those loads were the bottleneck.
+AVATAR_INLINE __m256 load_once(const float* p) {
+  __m256 v = _mm256_loadu_ps(p);
+  asm("" : "+x"(v));
+  return v;
+}
+
 void widen(const uint8_t* src, int64_t step, int in_size, int padded_in, float* dst) {
   int i = 0;
   if (step == 1) {
@@ -69,10 +78,7 @@ AVATAR_INLINE void twofold_blocks(const __m256* even, const __m256* odd, const f
 #pragma GCC unroll 16
   for (int k = 0; k < Taps + Shift; ++k) {
     for (int i = 0; i < Blocks; ++i) {  // independent chains hide the FMA latency
-      __m256 v = _mm256_loadu_ps(s + 8 * i + k);
-      // Keeps the load a register for both phases: folded into each FMA as a memory
-      // operand, it is made twice, and the (mostly unaligned) loads were the bottleneck.
-      asm("" : "+x"(v));
+      const __m256 v = load_once(s + 8 * i + k);  // both phases use it
       if (k < Taps) {
         sum_e[i] = k == 0 ? _mm256_mul_ps(even[0], v) : _mm256_fmadd_ps(even[k], v, sum_e[i]);
       }
@@ -297,10 +303,9 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
-// 32 pixels of two rows; eight independent accumulators, one load per source vector
-// (the empty asm stops GCC folding it into both rows' FMAs, a second load each). The
-// weights are broadcast where used: kept in registers, 12 of them and 8 accumulators
-// spill.
+// 32 pixels of two rows; eight independent accumulators, one load per source vector.
+// The weights are broadcast where used: kept in registers, 12 of them and 8
+// accumulators spill.
 template <int Taps, int Step>
 AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, const float* wb,
                               __m256i& pixels_a, __m256i& pixels_b) {
@@ -311,8 +316,7 @@ AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, 
     const __m256 weight_a = _mm256_broadcast_ss(wa + (k < Taps ? k : 0));
     const __m256 weight_b = _mm256_broadcast_ss(wb + (k >= Step ? k - Step : 0));
     for (int j = 0; j < 4; ++j) {
-      __m256 v = _mm256_loadu_ps(rows[k] + x + 8 * j);
-      asm("" : "+x"(v));
+      const __m256 v = load_once(rows[k] + x + 8 * j);  // both rows use it
       if (k < Taps) a[j] = _mm256_fmadd_ps(v, weight_a, k == 0 ? half : a[j]);
       if (k >= Step) b[j] = _mm256_fmadd_ps(v, weight_b, k == Step ? half : b[j]);
     }
