@@ -1,16 +1,37 @@
 #include "resample/thread_pool.hpp"
 
+#include <immintrin.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 namespace avatar {
 
 namespace {
 constexpr int kMaxWorkers = 255;
+// How long a thread polls for more work before it sleeps. Waking a sleeping thread
+// costs a futex call and, on a VM, an interrupt to a halted vCPU: with no polling a
+// 1080p frame's chroma planes (0.6 ms each) ran only 1.4-1.5x faster on 2 threads
+// than on 1; with 100 us, 1.75x. A resample call's planes and a video's frames
+// follow each other closer than that, and an idle pool still sleeps after 100 us.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// Polls `ready` for up to kSpin; the caller then sleeps on a condition variable.
+template <typename Ready>
+bool spin_until(Ready&& ready) {
+  const auto stop = std::chrono::steady_clock::now() + kSpin;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      _mm_pause();
+    }
+  } while (std::chrono::steady_clock::now() < stop);
+  return ready();
 }
+}  // namespace
 
 ThreadPool& ThreadPool::instance() {
   // Leaked on purpose: workers may still be parked at interpreter exit, and a
@@ -42,9 +63,15 @@ void ThreadPool::grow(int workers) {
 void ThreadPool::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (queue_.empty()) {
+      lock.unlock();
+      spin_until([this] { return queued_.load(std::memory_order_relaxed) > 0; });
+      lock.lock();
+    }
     wake_.wait(lock, [this] { return !queue_.empty(); });
     const Item item = queue_.front();
     queue_.pop_front();
+    queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
     lock.unlock();
     (*item.job->task)(item.index);
     lock.lock();
@@ -58,6 +85,7 @@ bool ThreadPool::take_own(Job* job, Item& item) {
   if (it == queue_.end()) return false;
   item = *it;
   queue_.erase(it);
+  queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
   return true;
 }
 
@@ -71,6 +99,7 @@ void ThreadPool::run(int count, int threads, const std::function<void(int)>& tas
     std::lock_guard<std::mutex> lock(mutex_);
     grow(threads - 1);
     for (int i = 1; i < count; ++i) queue_.push_back(Item{&job, i});
+    queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
   }
   wake_.notify_all();
   task(0);
@@ -84,7 +113,10 @@ void ThreadPool::run(int count, int threads, const std::function<void(int)>& tas
       lock.lock();
       --job.pending;
     } else {
-      done_.wait(lock);
+      lock.unlock();
+      spin_until([&job] { return job.pending.load(std::memory_order_acquire) == 0; });
+      lock.lock();
+      if (job.pending > 0) done_.wait(lock);
     }
   }
 }

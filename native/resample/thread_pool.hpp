@@ -1,5 +1,7 @@
-// A persistent pool of worker threads that sleep on a condition variable when idle.
+// A persistent pool of worker threads. An idle worker polls for new work for 100 us,
+// then sleeps on a condition variable.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -28,7 +30,7 @@ class ThreadPool {
  private:
   struct Job {
     const std::function<void(int)>* task;
-    int pending;
+    std::atomic<int> pending;
   };
   struct Item {
     Job* job;
@@ -43,6 +45,7 @@ class ThreadPool {
   std::condition_variable wake_;  // workers: the queue got items
   std::condition_variable done_;  // callers: some job finished
   std::deque<Item> queue_;
+  std::atomic<int> queued_{0};  // queue_.size(), for polling without the mutex
   std::vector<std::thread> workers_;
 };
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -143,6 +144,14 @@ def test_out_with_pixel_stride_is_filled(kernel):
     expected = engine.resample(plane, 60, 40, kernel=kernel)
     np.testing.assert_array_equal(out, expected)
     assert (storage[:, 1::2] == 0).all()
+
+
+def test_idle_pool_sleeps():
+    engine.resample(scene(400, 400), 1600, 1600, threads=4)
+    time.sleep(0.05)  # workers poll for 100 us after their last task, then sleep
+    start = time.process_time()  # every thread of the process
+    time.sleep(0.5)
+    assert time.process_time() - start < 0.1
 
 
 def test_concurrent_calls_from_python_threads_agree():
