@@ -5,8 +5,10 @@ every kernel and peer, interleaving the candidates in a shuffled order on every 
 and reporting medians. Each timed run is a burst of back-to-back frames (`--burst`, as in a
 video), reported per frame. Ours write into reused `out=` arrays and swscale goes through one
 reused VideoReformatter; the "fresh" rows allocate their output (and, for swscale, the
-reformatter) on every call. Each row also gives its max abs error, share of pixels equal
-to the rounded float64 reference and PSNR against the unrounded reference.
+reformatter) on every call. Every timed burst follows one untimed frame of the same
+candidate, so it starts warm, as frames in a video do. Each row also gives its max abs
+error, share of pixels equal to the rounded float64 reference and PSNR against the
+unrounded reference.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+# Numba's OpenMP workers otherwise spin for milliseconds after each call, on the CPUs
+# the next candidate needs. Set before numba loads its threading layer.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import engine
 from bench.scene import natural_yuv420p
@@ -147,13 +153,18 @@ def candidates(src: Planes, size, filt: str) -> list[Candidate]:
 
 
 def measure(cands: list[Candidate], repeats: int, burst: int) -> None:
-    """Each sample is `burst` back-to-back frames, a video's steady state, per frame."""
+    """Each sample is `burst` back-to-back frames, a video's steady state, per frame.
+
+    An untimed frame leads each sample: after the others' single-threaded runs, this
+    VM's second vCPU ran at a fraction of its speed for about 2 ms.
+    """
     for cand in cands:  # warm-up: JIT, tables, page faults of reused buffers
         cand.run()
     order = list(cands)
     for _ in range(repeats):
         random.shuffle(order)
         for cand in order:
+            cand.run()
             start, cpu_start = time.perf_counter(), time.thread_time()
             for _ in range(burst):
                 cand.result = cand.run()
