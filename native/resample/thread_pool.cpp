@@ -1,6 +1,5 @@
 #include "resample/thread_pool.hpp"
 
-#include <immintrin.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -19,17 +18,22 @@ constexpr int kMaxWorkers = 255;
 // follow each other closer than that, and an idle pool still sleeps after 100 us.
 constexpr auto kSpin = std::chrono::microseconds(100);
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // Polls `ready` for up to kSpin; the caller then sleeps on a condition variable.
 template <typename Ready>
-bool spin_until(Ready&& ready) {
+void spin_until(Ready&& ready) {
   const auto stop = std::chrono::steady_clock::now() + kSpin;
   do {
     for (int i = 0; i < 64; ++i) {
-      if (ready()) return true;
-      _mm_pause();
+      if (ready()) return;
+      cpu_relax();
     }
   } while (std::chrono::steady_clock::now() < stop);
-  return ready();
 }
 }  // namespace
 
