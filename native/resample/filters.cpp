@@ -128,7 +128,7 @@ bool same_window(const AxisTable& t, int x, int reference, int shift) {
 void build_periodic(AxisTable& t) {
   PeriodicBlocks& periodic = t.periodic;
   const int period = t.out_size / t.in_size;
-  if ((period != 2 && period != 4) || t.out_size != period * t.in_size) return;
+  if (period < 2 || period > 4 || t.out_size != period * t.in_size) return;
   const int middle = t.in_size / 2 * period;  // a phase-0 output near the middle
   const auto first_of = [&t](int x) { return t.first[static_cast<size_t>(x)]; };
   for (int p = 0; p < period; ++p) periodic.shift[p] = first_of(middle + p) - first_of(middle);

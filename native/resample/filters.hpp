@@ -29,7 +29,7 @@ struct LaneBlocks {
   AlignedBuffer<float> weights;   // [blocks][taps][lanes]
 };
 
-// Axes scaled by an integer factor P = out / in (2 or 4) are periodic away from the
+// Axes scaled by an integer factor P = out / in (2, 3 or 4) are periodic away from the
 // edges: output P*j + p (phase p) reads source first[P*j] + shift[p] + j' with the
 // same weights everywhere. In each 16-output chunk marked usable, every output has
 // exactly (bit for bit) those phase weights, so a pass can keep them in registers

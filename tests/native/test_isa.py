@@ -77,6 +77,7 @@ def test_unsupported_variant_is_refused(isa, monkeypatch):
     [
         ((135, 240), (270, 480), (0.25, 0.0)),  # 2x: periodic fast path
         ((30, 52), (120, 208), (0.1, -0.4)),  # 4x: periodic fast path
+        ((41, 57), (123, 171), (-0.2, 0.3)),  # 3x: periodic fast path
         ((90, 160), (135, 240), (0.0, 0.0)),  # 1.5x: permute path
         ((97, 203), (61, 83), (0.0, 0.4)),  # downscale: gather path
         ((50, 77), (133, 333), (-0.3, 0.7)),  # odd sizes, partial vectors
