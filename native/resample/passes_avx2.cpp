@@ -170,25 +170,24 @@ void horizontal_fourfold(const AxisTable& t, const float* src, float* dst) {
 }
 
 // Tripling (PeriodicBlocks with period 3), 48 outputs from three usable chunks, as two
-// blocks of 24 (six independent FMA chains): phase p of a block reads
-// s + shift[p] + j + k; then the three phase vectors a, b, c are interleaved into
-// a0 b0 c0 a1 .. c7 with one permute per vector and output, and two blends per output.
-// One permute per tap and block, as permute_block needs, made that path 2.4x slower
-// per output than the doubling one. The same products and sums as permute_block, in
-// the same order.
+// blocks of 24 (six independent FMA chains; each weight broadcast serves both): phase
+// p of block b reads s + 8b + shift[p] + j + k with plain loads. The three phase
+// vectors a, b, c are then interleaved into a0 b0 c0 a1 .. c7 with one permute per
+// vector and output, and two blends per output. One permute per tap and block, as
+// permute_block needs, made that path 2.4x slower per output than the doubling one.
+// The same products and sums as permute_block, in the same order.
 template <int Taps>
 AVATAR_INLINE void threefold_blocks(const PeriodicBlocks& periodic, const float* s, float* dst) {
   __m256 acc[2][3];
-#pragma GCC unroll 2
-  for (int b = 0; b < 2; ++b) {
 #pragma GCC unroll 3
-    for (int p = 0; p < 3; ++p) {
-      const float* w = periodic.weights.data() + p * Taps;
-      const float* sp = s + 8 * b + periodic.shift[p];
-      acc[b][p] = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(sp));
+  for (int p = 0; p < 3; ++p) {
+    const float* sp = s + periodic.shift[p];
 #pragma GCC unroll 16
-      for (int k = 1; k < Taps; ++k) {
-        acc[b][p] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), _mm256_loadu_ps(sp + k), acc[b][p]);
+    for (int k = 0; k < Taps; ++k) {
+      const __m256 w = _mm256_broadcast_ss(periodic.weights.data() + p * Taps + k);
+      for (int b = 0; b < 2; ++b) {
+        const __m256 v = _mm256_loadu_ps(sp + 8 * b + k);
+        acc[b][p] = k == 0 ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, acc[b][p]);
       }
     }
   }
@@ -203,24 +202,17 @@ AVATAR_INLINE void threefold_blocks(const PeriodicBlocks& periodic, const float*
   const __m256i from_c[3] = {_mm256_setr_epi32(0, 0, 0, 0, 0, 1, 0, 0),
                              _mm256_setr_epi32(2, 0, 0, 3, 0, 0, 4, 0),
                              _mm256_setr_epi32(0, 5, 0, 0, 6, 0, 0, 7)};
+  constexpr int kFromB[3] = {0x92, 0x24, 0x49};  // b at lanes 1 4 7, 2 5, 0 3 6
+  constexpr int kFromC[3] = {0x24, 0x49, 0x92};  // c at lanes 2 5, 0 3 6, 1 4 7
   for (int b = 0; b < 2; ++b) {
-    const __m256 pa0 = _mm256_permutevar8x32_ps(acc[b][0], from_a[0]);
-    const __m256 pb0 = _mm256_permutevar8x32_ps(acc[b][1], from_b[0]);
-    const __m256 pc0 = _mm256_permutevar8x32_ps(acc[b][2], from_c[0]);
-    // out0 = a0 b0 c0 a1 b1 c1 a2 b2: b at lanes 1, 4, 7; c at 2, 5
-    _mm256_store_ps(dst + 24 * b, _mm256_blend_ps(_mm256_blend_ps(pa0, pb0, 0x92), pc0, 0x24));
-    const __m256 pa1 = _mm256_permutevar8x32_ps(acc[b][0], from_a[1]);
-    const __m256 pb1 = _mm256_permutevar8x32_ps(acc[b][1], from_b[1]);
-    const __m256 pc1 = _mm256_permutevar8x32_ps(acc[b][2], from_c[1]);
-    // out1 = c2 a3 b3 c3 a4 b4 c4 a5: b at 2, 5; c at 0, 3, 6
-    _mm256_store_ps(dst + 24 * b + 8,
-                    _mm256_blend_ps(_mm256_blend_ps(pa1, pb1, 0x24), pc1, 0x49));
-    const __m256 pa2 = _mm256_permutevar8x32_ps(acc[b][0], from_a[2]);
-    const __m256 pb2 = _mm256_permutevar8x32_ps(acc[b][1], from_b[2]);
-    const __m256 pc2 = _mm256_permutevar8x32_ps(acc[b][2], from_c[2]);
-    // out2 = b5 c5 a6 b6 c6 a7 b7 c7: b at 0, 3, 6; c at 1, 4, 7
-    _mm256_store_ps(dst + 24 * b + 16,
-                    _mm256_blend_ps(_mm256_blend_ps(pa2, pb2, 0x49), pc2, 0x92));
+#pragma GCC unroll 3
+    for (int o = 0; o < 3; ++o) {
+      const __m256 pa = _mm256_permutevar8x32_ps(acc[b][0], from_a[o]);
+      const __m256 pb = _mm256_permutevar8x32_ps(acc[b][1], from_b[o]);
+      const __m256 pc = _mm256_permutevar8x32_ps(acc[b][2], from_c[o]);
+      _mm256_store_ps(dst + 24 * b + 8 * o,
+                      _mm256_blend_ps(_mm256_blend_ps(pa, pb, kFromB[o]), pc, kFromC[o]));
+    }
   }
 }
 
