@@ -122,22 +122,32 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
   }
 }
 
-// Quadrupling (PeriodicBlocks with period 4), 32 outputs from two usable chunks:
-// phase p of the block reads s + shift[p] + j + k; then the four phase vectors are
-// interleaved. The same products and sums as permute_block, in the same order.
+// Phase p of Blocks consecutive 8-output blocks of a periodic axis (PeriodicBlocks):
+// lane j of block b reads s + shift[p] + 8b + j + k with plain loads, and each weight
+// broadcast serves every block. The same products and sums as permute_block, in the
+// same order.
+template <int Taps, int Blocks>
+AVATAR_INLINE void phase_sums(const PeriodicBlocks& periodic, int p, const float* s,
+                              __m256* acc) {
+  const float* w = periodic.weights.data() + p * Taps;
+  const float* sp = s + periodic.shift[p];
+#pragma GCC unroll 16
+  for (int k = 0; k < Taps; ++k) {
+    const __m256 weight = _mm256_broadcast_ss(w + k);
+    for (int b = 0; b < Blocks; ++b) {
+      const __m256 v = _mm256_loadu_ps(sp + 8 * b + k);
+      acc[b] = k == 0 ? _mm256_mul_ps(weight, v) : _mm256_fmadd_ps(weight, v, acc[b]);
+    }
+  }
+}
+
+// Quadrupling (PeriodicBlocks with period 4), 32 outputs from two usable chunks: the
+// four phase vectors of one block, interleaved.
 template <int Taps>
 AVATAR_INLINE void fourfold_block(const PeriodicBlocks& periodic, const float* s, float* dst) {
   __m256 acc[4];
 #pragma GCC unroll 4
-  for (int p = 0; p < 4; ++p) {
-    const float* w = periodic.weights.data() + p * Taps;
-    const float* sp = s + periodic.shift[p];
-    acc[p] = _mm256_mul_ps(_mm256_broadcast_ss(w), _mm256_loadu_ps(sp));
-#pragma GCC unroll 16
-    for (int k = 1; k < Taps; ++k) {
-      acc[p] = _mm256_fmadd_ps(_mm256_broadcast_ss(w + k), _mm256_loadu_ps(sp + k), acc[p]);
-    }
-  }
+  for (int p = 0; p < 4; ++p) phase_sums<Taps, 1>(periodic, p, s, &acc[p]);
   const __m256 t0 = _mm256_unpacklo_ps(acc[0], acc[1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
   const __m256 t1 = _mm256_unpackhi_ps(acc[0], acc[1]);  // a2 b2 a3 b3 | a6 b6 a7 b7
   const __m256 t2 = _mm256_unpacklo_ps(acc[2], acc[3]);  // c0 d0 c1 d1 | c4 d4 c5 d5
@@ -170,27 +180,15 @@ void horizontal_fourfold(const AxisTable& t, const float* src, float* dst) {
 }
 
 // Tripling (PeriodicBlocks with period 3), 48 outputs from three usable chunks, as two
-// blocks of 24 (six independent FMA chains; each weight broadcast serves both): phase
-// p of block b reads s + 8b + shift[p] + j + k with plain loads. The three phase
-// vectors a, b, c are then interleaved into a0 b0 c0 a1 .. c7 with one permute per
-// vector and output, and two blends per output. One permute per tap and block, as
-// permute_block needs, made that path 2.4x slower per output than the doubling one.
-// The same products and sums as permute_block, in the same order.
+// blocks of 24 (six independent FMA chains). The three phase vectors a, b, c of each
+// block are interleaved into a0 b0 c0 a1 .. c7 with one permute per vector and
+// output, and two blends per output. One permute per tap and block, as permute_block
+// needs, made that path 2.4x slower per output than the doubling one.
 template <int Taps>
 AVATAR_INLINE void threefold_blocks(const PeriodicBlocks& periodic, const float* s, float* dst) {
-  __m256 acc[2][3];
+  __m256 acc[3][2];  // [phase][block]
 #pragma GCC unroll 3
-  for (int p = 0; p < 3; ++p) {
-    const float* sp = s + periodic.shift[p];
-#pragma GCC unroll 16
-    for (int k = 0; k < Taps; ++k) {
-      const __m256 w = _mm256_broadcast_ss(periodic.weights.data() + p * Taps + k);
-      for (int b = 0; b < 2; ++b) {
-        const __m256 v = _mm256_loadu_ps(sp + 8 * b + k);
-        acc[b][p] = k == 0 ? _mm256_mul_ps(w, v) : _mm256_fmadd_ps(w, v, acc[b][p]);
-      }
-    }
-  }
+  for (int p = 0; p < 3; ++p) phase_sums<Taps, 2>(periodic, p, s, acc[p]);
   // For each output vector, the lanes it needs from a, b and c, moved into place; then
   // blended (mask bits: the lanes taken from b, then those from c).
   const __m256i from_a[3] = {_mm256_setr_epi32(0, 0, 0, 1, 0, 0, 2, 0),
@@ -207,9 +205,9 @@ AVATAR_INLINE void threefold_blocks(const PeriodicBlocks& periodic, const float*
   for (int b = 0; b < 2; ++b) {
 #pragma GCC unroll 3
     for (int o = 0; o < 3; ++o) {
-      const __m256 pa = _mm256_permutevar8x32_ps(acc[b][0], from_a[o]);
-      const __m256 pb = _mm256_permutevar8x32_ps(acc[b][1], from_b[o]);
-      const __m256 pc = _mm256_permutevar8x32_ps(acc[b][2], from_c[o]);
+      const __m256 pa = _mm256_permutevar8x32_ps(acc[0][b], from_a[o]);
+      const __m256 pb = _mm256_permutevar8x32_ps(acc[1][b], from_b[o]);
+      const __m256 pc = _mm256_permutevar8x32_ps(acc[2][b], from_c[o]);
       _mm256_store_ps(dst + 24 * b + 8 * o,
                       _mm256_blend_ps(_mm256_blend_ps(pa, pb, kFromB[o]), pc, kFromC[o]));
     }

@@ -75,12 +75,16 @@ void ThreadPool::work() {
     wake_.wait(lock, [this] { return !queue_.empty(); });
     const Item item = queue_.front();
     queue_.pop_front();
-    queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
+    publish_queued();
     lock.unlock();
     (*item.job->task)(item.index);
     lock.lock();
     if (--item.job->pending == 0) done_.notify_all();
   }
+}
+
+void ThreadPool::publish_queued() {
+  queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
 }
 
 bool ThreadPool::take_own(Job* job, Item& item) {
@@ -89,7 +93,7 @@ bool ThreadPool::take_own(Job* job, Item& item) {
   if (it == queue_.end()) return false;
   item = *it;
   queue_.erase(it);
-  queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
+  publish_queued();
   return true;
 }
 
@@ -103,7 +107,7 @@ void ThreadPool::run(int count, int threads, const std::function<void(int)>& tas
     std::lock_guard<std::mutex> lock(mutex_);
     grow(threads - 1);
     for (int i = 1; i < count; ++i) queue_.push_back(Item{&job, i});
-    queued_.store(static_cast<int>(queue_.size()), std::memory_order_relaxed);
+    publish_queued();
   }
   wake_.notify_all();
   task(0);

@@ -40,6 +40,7 @@ class ThreadPool {
   void grow(int workers);  // requires mutex_ held
   void work();
   bool take_own(Job* job, Item& item);  // requires mutex_ held
+  void publish_queued();                // requires mutex_ held; after queue_ changes
 
   std::mutex mutex_;
   std::condition_variable wake_;  // workers: the queue got items
