@@ -9,11 +9,15 @@ Two generated 10-second 30 fps clips with AAC audio and moving, textured content
   (b) encoder: the same PyAV libx264 settings encoding the already-upscaled frames held in
                memory, packets discarded: the floor any pipeline around this encoder can reach;
   (c) ffmpeg:  ffmpeg -i IN -vf scale=W:H:flags=lanczos -c:v libx264 -preset veryfast -crf 18
-               -c:a copy OUT (needs the ffmpeg CLI, e.g. `apt-get install ffmpeg`).
+               -c:a copy OUT (needs the ffmpeg CLI, e.g. `apt-get install ffmpeg`);
+  (d) ffmpeg-enc: the same ffmpeg command without decode and scale: it encodes (b)'s frames,
+               read as raw video from a file. (d)/(c) is how close any pipeline that encodes
+               with libx264 at these settings can come to (c) on this machine.
 Reported: median wall seconds, frames per second, CPU seconds (user + system of this process
-or of the ffmpeg child), CPU/wall, output size, a/b and a/c, and the Y PSNR of each output
-against a float64 reference upscale (engine.resample kernel="numpy") of the decoded source,
-measured on every `--psnr-every`-th frame.
+or of the ffmpeg child), CPU/wall, output size, each row's wall time over (b)'s and over
+(c)'s (the ours row holds a/b and a/c), and the Y PSNR of each output against a float64
+reference upscale (engine.resample kernel="numpy") of the decoded source, measured on every
+`--psnr-every`-th frame.
 """
 
 from __future__ import annotations
@@ -173,16 +177,35 @@ def run_encoder(frames: list[av.VideoFrame], src: Path) -> Run:
     return _timed(encode)
 
 
-def run_ffmpeg(src: Path, dst: Path, size: tuple[int, int]) -> Run:
-    command = ["ffmpeg", "-nostdin", "-y", "-v", "error", "-i", str(src), "-vf",
-               f"scale={size[0]}:{size[1]}:flags=lanczos", "-c:v", "libx264", "-preset",
-               "veryfast", "-crf", "18", "-c:a", "copy", str(dst)]  # fmt: skip
+def _run_cli(arguments: list[str], dst: Path) -> Run:
+    command = ["ffmpeg", "-nostdin", "-y", "-v", "error", *arguments, "-c:v", "libx264",
+               "-preset", "veryfast", "-crf", "18", str(dst)]  # fmt: skip
 
     def body() -> int:
         subprocess.run(command, check=True)
         return dst.stat().st_size
 
     return _timed(body, resource.RUSAGE_CHILDREN)
+
+
+def run_ffmpeg(src: Path, dst: Path, size: tuple[int, int]) -> Run:
+    scale = f"scale={size[0]}:{size[1]}:flags=lanczos"
+    return _run_cli(["-i", str(src), "-vf", scale, "-c:a", "copy"], dst)
+
+
+def write_raw(frames: list[av.VideoFrame], path: Path) -> Path:
+    """The frames' planes back to back, as `-f rawvideo -pix_fmt yuv420p` reads them."""
+    with path.open("wb") as raw:
+        for frame in frames:
+            for plane in frame.planes:
+                rows = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)
+                raw.write(rows[:, : plane.width].tobytes())
+    return path
+
+
+def run_ffmpeg_encoder(raw: Path, dst: Path, size: tuple[int, int]) -> Run:
+    video = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-video_size", f"{size[0]}x{size[1]}"]
+    return _run_cli([*video, "-framerate", str(RATE), "-i", str(raw)], dst)
 
 
 def _luma(frame: av.VideoFrame) -> np.ndarray:
@@ -228,14 +251,17 @@ def bench_clip(name: str, repeats: int, every: int, work: Path) -> ClipReport:
     info = engine.probe(src)
     size = engine.plan(info, resolution)
     frames = upscaled_frames(src, resolution)
-    runs: dict[str, list[Run]] = {"ours": [], "encoder": [], "ffmpeg": []}
+    raw = write_raw(frames, work / f"{name}-upscaled.yuv")
+    runs: dict[str, list[Run]] = {"ours": [], "encoder": [], "ffmpeg": [], "ffmpeg-enc": []}
     for repeat in range(repeats):
         runs["ours"].append(run_ours(src, work / f"{name}-ours.mp4", resolution))
         runs["encoder"].append(run_encoder(frames, src))
         runs["ffmpeg"].append(run_ffmpeg(src, work / f"{name}-ffmpeg.mp4", size))
+        runs["ffmpeg-enc"].append(run_ffmpeg_encoder(raw, work / f"{name}-ffmpeg-enc.mp4", size))
         done = ", ".join(f"{m} {r[-1].wall:.2f} s ({r[-1].cpu:.2f} CPU s)" for m, r in runs.items())
         print(f"{name} run {repeat + 1}/{repeats}: {done}", file=sys.stderr, flush=True)
     del frames
+    raw.unlink()
     reference = reference_luma(src, size, every)
     quality = {
         method: psnr(work / f"{name}-{method}.mp4", reference, every)
@@ -251,24 +277,24 @@ def _median(runs: list[Run], field: str) -> float:
 def print_table(reports: list[ClipReport], repeats: int, every: int) -> None:
     print(f"\nmedians of {repeats} interleaved runs; Y PSNR vs float64 reference on every "
           f"{every}th frame\n")  # fmt: skip
-    header = (f"{'clip':<22}{'method':<9}{'wall s':>8}{'fps':>8}{'CPU s':>8}{'CPU/wall':>9}"
-              f"{'out MB':>8}{'a/b':>7}{'a/c':>7}{'Y PSNR':>9}")  # fmt: skip
+    header = (f"{'clip':<22}{'method':<11}{'wall s':>8}{'fps':>8}{'CPU s':>8}{'CPU/wall':>9}"
+              f"{'out MB':>8}{'/b':>7}{'/c':>7}{'Y PSNR':>9}")  # fmt: skip
     print(header)
     print("-" * len(header))
     for report in reports:
-        ours = _median(report.runs["ours"], "wall")
+        encoder = _median(report.runs["encoder"], "wall")
+        ffmpeg = _median(report.runs["ffmpeg"], "wall")
         label = f"{report.name}->{report.size[0]}x{report.size[1]}"
         for method, runs in report.runs.items():
             wall, cpu = _median(runs, "wall"), _median(runs, "cpu")
-            ratio_b = f"{ours / wall:.3f}" if method == "encoder" else ""
-            ratio_c = f"{ours / wall:.3f}" if method == "ffmpeg" else ""
             quality = f"{report.psnr[method]:.2f}" if method in report.psnr else ""
-            print(f"{label:<22}{method:<9}{wall:>8.2f}{report.frames / wall:>8.1f}{cpu:>8.2f}"
-                  f"{cpu / wall:>9.2f}{_median(runs, 'size') / 1e6:>8.2f}{ratio_b:>7}"
-                  f"{ratio_c:>7}{quality:>9}")  # fmt: skip
+            print(f"{label:<22}{method:<11}{wall:>8.2f}{report.frames / wall:>8.1f}{cpu:>8.2f}"
+                  f"{cpu / wall:>9.2f}{_median(runs, 'size') / 1e6:>8.2f}"
+                  f"{wall / encoder:>7.3f}{wall / ffmpeg:>7.3f}{quality:>9}")  # fmt: skip
             label = ""
-    print("\na/b: our wall time over the encoder limit's; a/c: over the ffmpeg CLI's. The "
-          "encoder row's size counts video packets only.")  # fmt: skip
+    print("\n/b, /c: the row's wall time over the encoder limit's (b) and over the ffmpeg CLI's "
+          "(c);\nthe ours row holds a/b and a/c. The encoder row's size counts video packets "
+          "only;\nffmpeg-enc writes no audio.")  # fmt: skip
 
 
 def main() -> None:
