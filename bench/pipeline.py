@@ -42,7 +42,7 @@ import numpy as np
 
 import engine
 from engine._output import OutputSpec, configure_x264
-from engine._planes import FrameScaler, plane_targets
+from engine._planes import FrameScaler, plane_array, plane_targets
 
 RATE = 30
 SECONDS = 10
@@ -199,8 +199,7 @@ def write_raw(frames: list[av.VideoFrame], path: Path) -> Path:
     with path.open("wb") as raw:
         for frame in frames:
             for plane in frame.planes:
-                rows = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)
-                raw.write(rows[:, : plane.width].tobytes())
+                raw.write(plane_array(plane).tobytes())
     return path
 
 
@@ -209,15 +208,10 @@ def run_ffmpeg_encoder(raw: Path, dst: Path, size: tuple[int, int]) -> Run:
     return _run_cli([*video, "-framerate", str(RATE), "-i", str(raw)], dst)
 
 
-def _luma(frame: av.VideoFrame) -> np.ndarray:
-    plane = frame.planes[0]
-    rows = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)
-    return rows[:, : plane.width]
-
-
 def _decoded_luma(path: Path, every: int) -> list[np.ndarray]:
     with av.open(str(path)) as container:
-        return [_luma(f).copy() for i, f in enumerate(container.decode(video=0)) if i % every == 0]
+        frames = enumerate(container.decode(video=0))
+        return [plane_array(f.planes[0]).copy() for i, f in frames if i % every == 0]
 
 
 def psnr(path: Path, reference: list[np.ndarray], every: int) -> float:
