@@ -52,8 +52,9 @@ _POOL_FRAMES = _SCALED_FRAMES + 2
 _RESAMPLE_THREADS = 1
 # Decode and resample need about a tenth of the encoder's CPU and run ahead of it behind the
 # queues, so they run in the background: they fill the moments libx264's frame threads leave
-# a core idle instead of taking it from the encoder's critical path. Measured on 2 cores,
-# 360p->1080p wall time over the encoder limit went from 1.10 at nice 5 to 1.01.
+# a core idle instead of taking it from the encoder's critical path. On 2 cores, 360p->1080p
+# wall time over the encoder limit went from 1.10 at nice 5 to 1.01 in one interleaved
+# comparison; later benchmark runs read 1.01 to 1.08 with no code change.
 
 
 class CancelEvent(Protocol):
