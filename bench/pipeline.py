@@ -41,8 +41,8 @@ import av
 import numpy as np
 
 import engine
-from engine._output import OutputSpec, configure_x264
-from engine._planes import FrameScaler, plane_array, plane_targets
+from engine.video.output import OutputSpec, configure_x264
+from engine.video.planes import FrameScaler, plane_array, plane_targets
 
 RATE = 30
 SECONDS = 10

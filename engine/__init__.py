@@ -4,9 +4,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
-from engine.pipeline import UpscaleResult, upscale
-from engine.probe import VideoInfo, plan, probe
 from engine.resample import FILTERS, KERNELS, kernel_info, resample
+from engine.video.pipeline import X264_PRESETS, UpscaleResult, upscale
+from engine.video.probe import VideoInfo, plan, probe
 
 try:
     __version__ = version("avatar-service")
@@ -17,6 +17,7 @@ __all__ = [
     "FILTERS",
     "KERNELS",
     "RESOLUTIONS",
+    "X264_PRESETS",
     "Canceled",
     "EngineError",
     "InvalidVideo",

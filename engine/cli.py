@@ -14,8 +14,8 @@ from typing import TextIO
 
 from engine.errors import EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS
-from engine.pipeline import X264_PRESETS, UpscaleResult, upscale
 from engine.resample import FILTERS, KERNELS
+from engine.video.pipeline import X264_PRESETS, UpscaleResult, upscale
 
 EXIT_INVALID_INPUT = 2
 _BAR_WIDTH = 30

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine._geometry import (
+from engine.video.geometry import (
     CHROMA_LOCATION_NAMES,
     Orientation,
     chroma_offset,
@@ -13,7 +13,7 @@ from engine._geometry import (
     reversed_siting,
     siting,
 )
-from engine._planes import plane_targets
+from engine.video.planes import plane_targets
 
 ONE = 65536  # 16.16 fixed point, as in the tkhd box
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import av
 import pytest
 
-from engine._h264 import (
+from engine.video.h264 import (
     BitstreamError,
     _BitReader,
     find_sps,

@@ -9,7 +9,7 @@ import av
 import numpy as np
 import pytest
 
-from engine._output import OutputSpec, configure_x264
+from engine.video.output import OutputSpec, configure_x264
 
 
 def _configured(width: int, height: int, params: tuple[str, ...] = ()):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine import Canceled, EngineError, InvalidVideo, TargetNotLarger, probe, upscale
-from engine._limits import MAX_FRAMES, FrameCheck
+from engine.video.limits import MAX_FRAMES, FrameCheck
 
 FAST = dict(preset="ultrafast")
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from engine._stages import StageThreads
+from engine.video.stages import StageThreads
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="per-thread policies are Linux's")
 

@@ -21,9 +21,10 @@ from fractions import Fraction
 
 import av
 
-from engine import _h264, _mp4
-from engine._geometry import CHROMA_LOCATION_NAMES, Orientation, orientation_from_matrix
-from engine._limits import (
+from engine.fit import fit_box
+from engine.video import h264, mp4
+from engine.video.geometry import CHROMA_LOCATION_NAMES, Orientation, orientation_from_matrix
+from engine.video.limits import (
     ALLOWED_PIXEL_FORMATS,
     MAX_FILE_SIZE,
     check_audio,
@@ -36,7 +37,6 @@ from engine._limits import (
     check_video_codec,
     refuse,
 )
-from engine.fit import fit_box
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _sample_times(stream: av.video.stream.VideoStream) -> list[int]:
 
 
 def _orientation(path: str, stream: av.video.stream.VideoStream) -> Orientation:
-    matrix = _mp4.track_matrices(path).get(stream.id)
+    matrix = mp4.track_matrices(path).get(stream.id)
     if matrix is None:
         return Orientation()
     found = orientation_from_matrix(*matrix)
@@ -113,13 +113,13 @@ def _orientation(path: str, stream: av.video.stream.VideoStream) -> Orientation:
     return found
 
 
-def _sequence(stream: av.video.stream.VideoStream) -> _h264.SequenceParameters | None:
+def _sequence(stream: av.video.stream.VideoStream) -> h264.SequenceParameters | None:
     extradata = stream.codec_context.extradata
     if not extradata:
         return None
     try:
-        return _h264.read_sps(extradata)
-    except _h264.BitstreamError:
+        return h264.read_sps(extradata)
+    except h264.BitstreamError:
         refuse(
             "corrupt",
             "unreadable",
@@ -134,7 +134,7 @@ def _color_range(codec: av.video.codeccontext.VideoCodecContext, full: bool | No
     return "tv"
 
 
-def _chroma_location(sps: _h264.SequenceParameters | None) -> str:
+def _chroma_location(sps: h264.SequenceParameters | None) -> str:
     loc = sps.chroma_sample_loc_type if sps else None
     if loc is None or loc >= len(CHROMA_LOCATION_NAMES):
         return "left"  # H.264 default when the VUI is silent (E.2.1)

@@ -2,7 +2,7 @@
 
 Each input plane is viewed as displayed (the display-matrix turn is a strided numpy view) and
 resampled by `engine.resample` straight into the output frame's plane buffer. Chroma planes get
-the offsets that keep every chroma sample at its siting (see `engine._geometry`).
+the offsets that keep every chroma sample at its siting (see `engine.video.geometry`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import av
 import numpy as np
 
-from engine._geometry import Orientation, chroma_offset, reversed_siting, siting
 from engine.resample import resample
+from engine.video.geometry import Orientation, chroma_offset, reversed_siting, siting
 
 SUBSAMPLING = {"4:2:0": (2, 2), "4:2:2": (2, 1), "4:4:4": (1, 1)}
 

@@ -11,8 +11,8 @@ from typing import NoReturn
 
 import av
 
-from engine._h264 import SequenceParameters
 from engine.errors import InvalidVideo
+from engine.video.h264 import SequenceParameters
 
 MAX_FILE_SIZE = 1 << 30
 MAX_DURATION_S = 600

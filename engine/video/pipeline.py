@@ -21,13 +21,13 @@ from typing import Protocol
 
 import av
 
-from engine._limits import MAX_FILE_SIZE, FrameCheck, refuse
-from engine._output import Output, OutputSpec
-from engine._planes import FrameScaler, plane_targets
-from engine._stages import END, Channel, StageThreads, Stopped
 from engine.errors import Canceled, EngineError
-from engine.probe import VideoInfo, plan, probe
 from engine.resample import FILTERS, KERNELS
+from engine.video.limits import MAX_FILE_SIZE, FrameCheck, refuse
+from engine.video.output import Output, OutputSpec
+from engine.video.planes import FrameScaler, plane_targets
+from engine.video.probe import VideoInfo, plan, probe
+from engine.video.stages import END, Channel, StageThreads, Stopped
 
 X264_PRESETS = (
     "ultrafast",

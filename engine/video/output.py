@@ -11,8 +11,8 @@ from pathlib import Path
 
 import av
 
-from engine._geometry import CHROMA_LOCATION_NAMES
-from engine.probe import VideoInfo
+from engine.video.geometry import CHROMA_LOCATION_NAMES
+from engine.video.probe import VideoInfo
 
 
 @dataclass(frozen=True)
