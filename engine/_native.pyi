@@ -3,6 +3,9 @@
 import numpy as np
 import numpy.typing as npt
 
+MAX_OUTPUT_SIDE: int
+MAX_SOURCE_SIDE: int
+
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int] | None: ...
 def fit_box_table(
     max_w: int, max_h: int, resolution: str

@@ -28,8 +28,9 @@ def fit_box(width: int, height: int, resolution: str) -> tuple[int, int]:
     if isinstance(width, bool) or isinstance(height, bool):
         raise ValueError("width and height must be integers")
     width, height = int(width), int(height)
-    if width < 1 or height < 1 or width > 1 << 20 or height > 1 << 20:
-        raise ValueError(f"source size {width}x{height} must be between 1 and {1 << 20} per side")
+    limit = _native.MAX_SOURCE_SIDE
+    if not (1 <= width <= limit and 1 <= height <= limit):
+        raise ValueError(f"source size {width}x{height} must be between 1 and {limit} per side")
     fitted = _native.fit_box(width, height, resolution)
     if fitted is None:
         raise TargetNotLarger(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import _native
+
 FILTERS: tuple[str, ...] = ("lanczos3", "bicubic", "bilinear")
 KERNELS: tuple[str, ...] = ("native", "numba", "numpy")
-MAX_SIDE = 16384
+MAX_OUTPUT_SIDE: int = _native.MAX_OUTPUT_SIDE  # widest or tallest output of any kernel
 
 
 def _check(
@@ -25,8 +27,8 @@ def _check(
     for name, side in (("out_w", out_w), ("out_h", out_h)):
         if isinstance(side, bool) or not isinstance(side, (int, np.integer)):
             raise ValueError(f"{name} must be an integer")
-        if not 1 <= side <= MAX_SIDE:
-            raise ValueError(f"{name}={side} is outside 1..{MAX_SIDE}")
+        if not 1 <= side <= MAX_OUTPUT_SIDE:
+            raise ValueError(f"{name}={side} is outside 1..{MAX_OUTPUT_SIDE}")
     if filter not in FILTERS:
         raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
     if kernel not in KERNELS:
@@ -54,8 +56,6 @@ def _resample_native(
     out: np.ndarray | None,
     isa: str | None,
 ) -> np.ndarray:
-    from engine import _native
-
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
         raise ValueError("threads must be an integer or None")
     if out is not None and np.may_share_memory(plane, out):
@@ -71,8 +71,6 @@ def kernel_info() -> dict[str, object]:
     """What the kernels can do here: "kernels", "filters", "isas" (native variants this CPU
     runs), "isa" (the native default), "threads" (the native default) and "last_isa" (the
     variant of the most recent native call, None before the first)."""
-    from engine import _native
-
     return {"kernels": list(KERNELS), "filters": list(FILTERS), **_native.kernel_info()}
 
 

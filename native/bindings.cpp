@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "fit/fit_box.hpp"
+#include "limits.hpp"
 #include "resample/dispatch.hpp"
 #include "resample/resampler.hpp"
 #include "resample/thread_pool.hpp"
@@ -20,6 +21,9 @@
 namespace py = pybind11;
 
 namespace {
+
+using avatar::kMaxOutputSide;
+using avatar::kMaxSourceSide;
 
 avatar::Resolution parse_resolution(const std::string& name) {
   if (name == "1080p") return avatar::Resolution::P1080;
@@ -29,8 +33,9 @@ avatar::Resolution parse_resolution(const std::string& name) {
 }
 
 void check_side(int64_t side, const char* name) {
-  if (side < 1 || side > (int64_t{1} << 20)) {
-    throw py::value_error(std::string(name) + " must be between 1 and 1048576");
+  if (side < 1 || side > kMaxSourceSide) {
+    throw py::value_error(std::string(name) + " must be between 1 and " +
+                          std::to_string(kMaxSourceSide));
   }
 }
 
@@ -67,8 +72,6 @@ py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
 }
 
 
-constexpr int kMaxOutSide = 16384;
-constexpr int64_t kMaxInSide = int64_t{1} << 20;
 constexpr int kMaxThreads = 256;
 std::atomic<int> last_isa{-1};
 
@@ -125,8 +128,8 @@ avatar::ImageView source_view(const py::array& plane) {
   }
   const int64_t h = plane.shape(0), w = plane.shape(1);
   if (h < 1 || w < 1) throw py::value_error("plane must not be empty");
-  if (h > kMaxInSide || w > kMaxInSide) {
-    throw py::value_error("plane sides must be at most " + std::to_string(kMaxInSide));
+  if (h > kMaxSourceSide || w > kMaxSourceSide) {
+    throw py::value_error("plane sides must be at most " + std::to_string(kMaxSourceSide));
   }
   return {static_cast<const uint8_t*>(plane.data()), plane.strides(0), plane.strides(1),
           static_cast<int>(w), static_cast<int>(h)};
@@ -155,9 +158,9 @@ py::array resample(const py::array& plane, int out_w, int out_h, const std::stri
                    double dx, double dy, std::optional<int> threads, std::optional<py::array> out,
                    const std::optional<std::string>& isa) {
   const avatar::ImageView src = source_view(plane);
-  if (out_w < 1 || out_w > kMaxOutSide || out_h < 1 || out_h > kMaxOutSide) {
+  if (out_w < 1 || out_w > kMaxOutputSide || out_h < 1 || out_h > kMaxOutputSide) {
     throw py::value_error("output size " + std::to_string(out_w) + "x" + std::to_string(out_h) +
-                          " is outside 1.." + std::to_string(kMaxOutSide) + " per side");
+                          " is outside 1.." + std::to_string(kMaxOutputSide) + " per side");
   }
   if (!std::isfinite(dx) || !std::isfinite(dy)) throw py::value_error("offset must be finite");
   avatar::ResampleOptions options;
@@ -177,7 +180,7 @@ py::array resample(const py::array& plane, int out_w, int out_h, const std::stri
 }
 
 py::tuple weight_table(int in_size, int out_size, const std::string& filter, double shift) {
-  if (in_size < 1 || in_size > kMaxInSide || out_size < 1 || out_size > kMaxOutSide) {
+  if (in_size < 1 || in_size > kMaxSourceSide || out_size < 1 || out_size > kMaxOutputSide) {
     throw py::value_error("table sizes out of range");
   }
   if (!std::isfinite(shift)) throw py::value_error("shift must be finite");
@@ -208,6 +211,8 @@ py::dict kernel_info() {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native kernels of the avatar-service engine";
+  m.attr("MAX_OUTPUT_SIDE") = kMaxOutputSide;
+  m.attr("MAX_SOURCE_SIDE") = kMaxSourceSide;
   m.def("fit_box", &fit_box, py::arg("width"), py::arg("height"), py::arg("resolution"),
         "(out_w, out_h) for the resolution's box, or None when not larger than the source.");
   m.def("fit_box_table", &fit_box_table, py::arg("max_w"), py::arg("max_h"), py::arg("resolution"));

@@ -18,7 +18,7 @@ MAX_FILE_SIZE = 1 << 30
 MAX_DURATION_S = 600
 MAX_FRAME_RATE = 60
 MAX_FRAMES = 18_000
-MAX_SIDE = 4096
+MAX_VIDEO_SIDE = 4096  # width and height of an input video, as displayed
 MAX_AREA = 2_100_000
 
 ALLOWED_PIXEL_FORMATS = {
@@ -186,8 +186,13 @@ def check_audio(container: av.container.InputContainer) -> tuple[str, ...]:
 
 def check_dimensions(width: int, height: int) -> None:
     for limit, side in (("width", width), ("height", height)):
-        if side > MAX_SIDE:
-            refuse(limit, side, MAX_SIDE, f"{limit} {side} px exceeds the {MAX_SIDE} px limit")
+        if side > MAX_VIDEO_SIDE:
+            refuse(
+                limit,
+                side,
+                MAX_VIDEO_SIDE,
+                f"{limit} {side} px exceeds the {MAX_VIDEO_SIDE} px limit",
+            )
     if width * height > MAX_AREA:
         refuse(
             "area",

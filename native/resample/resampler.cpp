@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "limits.hpp"
 #include "resample/row_ranges.hpp"
 #include "resample/thread_pool.hpp"
 
@@ -16,8 +17,8 @@ namespace {
 // Columns per vertical strip. Strips sized for L1 (256 columns) measured 6-10%
 // slower than whole rows on Zen 3 (1080p->2160p, 720p->1080p, 4x, one thread): the
 // per-call costs (weights, dispatch, ragged ends) outweigh reading the ring from L2,
-// which streams well. So a strip is a whole row (the widest output is 16384).
-constexpr int kStrip = 16384;
+// which streams well. So a strip is a whole row, as wide as the widest output.
+constexpr int kStrip = kMaxOutputSide;
 // Input rows the ring holds beyond one output row's taps, so a batch of output
 // rows shares one sweep through the strips.
 constexpr int kRingSlack = 8;
