@@ -5,6 +5,7 @@ import numpy.typing as npt
 
 MAX_OUTPUT_SIDE: int
 MAX_SOURCE_SIDE: int
+ISAS: tuple[str, ...]
 
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int] | None: ...
 def fit_box_table(
@@ -20,7 +21,7 @@ def resample(
     threads: int | None,
     out: npt.NDArray[np.uint8] | None,
     isa: str | None,
-) -> npt.NDArray[np.uint8]: ...
+) -> tuple[npt.NDArray[np.uint8], str]: ...
 def weight_table(
     in_size: int, out_size: int, filter: str, shift: float
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+
 import numpy as np
 
 from engine import _native
@@ -9,6 +12,7 @@ from engine import _native
 FILTERS: tuple[str, ...] = ("lanczos3", "bicubic", "bilinear")
 KERNELS: tuple[str, ...] = ("native", "numba", "numpy")
 MAX_OUTPUT_SIDE: int = _native.MAX_OUTPUT_SIDE  # widest or tallest output of any kernel
+ISAS: tuple[str, ...] = _native.ISAS  # every native variant, narrowest first
 
 
 def _check(
@@ -46,6 +50,29 @@ def _check(
     return dx, dy
 
 
+@functools.cache
+def _available_isas() -> tuple[str, ...]:
+    return tuple(_native.kernel_info()["isas"])
+
+
+def _requested_isa(isa: str | None) -> str | None:
+    """The native variant to force: `isa`, else the AVATAR_ISA environment variable, else
+    None (the binding then runs the widest one this CPU has)."""
+    source = "isa"
+    if isa is None:
+        isa, source = os.environ.get("AVATAR_ISA") or None, "AVATAR_ISA"
+        if isa is None:
+            return None
+    if isa not in ISAS:
+        raise ValueError(f"{source}={isa!r} is unknown; expected one of {', '.join(ISAS)}")
+    if isa not in _available_isas():
+        raise ValueError(
+            f"{source}={isa!r} is not supported by this CPU; "
+            f"available: {', '.join(_available_isas())}"
+        )
+    return isa
+
+
 def _resample_native(
     plane: np.ndarray,
     out_w: int,
@@ -55,22 +82,23 @@ def _resample_native(
     threads: int | None,
     out: np.ndarray | None,
     isa: str | None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, str]:
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
         raise ValueError("threads must be an integer or None")
     if out is not None and np.may_share_memory(plane, out):
         raise ValueError("out must not overlap plane")
+    isa = _requested_isa(isa)
     if out is not None and out.strides[1] != 1:
         # The kernels write whole rows of contiguous pixels; go through a fresh array.
-        out[...] = _native.resample(plane, out_w, out_h, filter, *offset, threads, None, isa)
-        return out
+        fresh, ran = _native.resample(plane, out_w, out_h, filter, *offset, threads, None, isa)
+        out[...] = fresh
+        return out, ran
     return _native.resample(plane, out_w, out_h, filter, *offset, threads, out, isa)
 
 
 def kernel_info() -> dict[str, object]:
     """What the kernels can do here: "kernels", "filters", "isas" (native variants this CPU
-    runs), "isa" (the native default), "threads" (the native default) and "last_isa" (the
-    variant of the most recent native call, None before the first)."""
+    runs), "isa" (the native default) and "threads" (the native default)."""
     return {"kernels": list(KERNELS), "filters": list(FILTERS), **_native.kernel_info()}
 
 
@@ -86,24 +114,42 @@ def resample(
     out: np.ndarray | None = None,
     isa: str | None = None,
 ) -> np.ndarray:
-    """Resample a 2-D uint8 plane (any strides) to (out_h, out_w); see SPEC section 12.
+    """Resample a 2-D uint8 plane (any strides) to (out_h, out_w).
 
-    `out` receives the result when given (it may be a strided view, e.g. a frame plane).
-    `threads` applies to the native kernel (None: all cores); `isa` forces one of its
-    SIMD variants (see `kernel_info()`).
+    Output pixel x samples the source at (x + 0.5) * in / out - 0.5 + dx (dy for rows); a
+    downscaled axis stretches the filter. `out` receives the result when given (it may be a
+    strided view, e.g. a frame plane). `threads` applies to the native kernel (None: all
+    cores); `isa` forces one of its SIMD variants (see `kernel_info()`), as does the
+    AVATAR_ISA environment variable for calls without `isa`.
     """
-    dx, dy = _check(plane, out_w, out_h, filter, kernel, offset, out)
-    if kernel == "numpy":
-        from engine import _reference
+    options = {"filter": filter, "kernel": kernel, "offset": offset, "threads": threads}
+    return resample_with_isa(plane, out_w, out_h, out=out, isa=isa, **options)[0]
 
-        result = _reference.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
-    elif kernel == "numba":
+
+def resample_with_isa(
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    *,
+    filter: str = "lanczos3",
+    kernel: str = "native",
+    offset: tuple[float, float] = (0.0, 0.0),
+    threads: int | None = None,
+    out: np.ndarray | None = None,
+    isa: str | None = None,
+) -> tuple[np.ndarray, str | None]:
+    """`resample`, also returning the native variant that ran (None for numba and numpy)."""
+    dx, dy = _check(plane, out_w, out_h, filter, kernel, offset, out)
+    if kernel == "native":
+        return _resample_native(plane, int(out_w), int(out_h), filter, (dx, dy), threads, out, isa)
+    if kernel == "numba":
         from engine import _numba
 
-        return _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy), out)
-    else:
-        return _resample_native(plane, int(out_w), int(out_h), filter, (dx, dy), threads, out, isa)
+        return _numba.resample(plane, int(out_w), int(out_h), filter, (dx, dy), out), None
+    from engine import _reference
+
+    result = _reference.resample(plane, int(out_w), int(out_h), filter, (dx, dy))
     if out is None:
-        return result
+        return result, None
     out[...] = result
-    return out
+    return out, None

@@ -5,7 +5,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -73,7 +72,6 @@ py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
 
 
 constexpr int kMaxThreads = 256;
-std::atomic<int> last_isa{-1};
 
 avatar::Filter parse_filter(const std::string& name) {
   if (name == "lanczos3") return avatar::Filter::Lanczos3;
@@ -82,31 +80,13 @@ avatar::Filter parse_filter(const std::string& name) {
   throw py::value_error("unknown filter '" + name + "'; expected lanczos3, bicubic or bilinear");
 }
 
-std::string isa_list() {
-  std::string names;
-  for (avatar::Isa isa : avatar::available_isas()) {
-    names += (names.empty() ? "" : ", ") + std::string(avatar::isa_name(isa));
-  }
-  return names;
-}
-
-// An explicit `isa`, else the AVATAR_ISA environment variable, else the widest one.
-avatar::Isa choose_isa(const std::optional<std::string>& requested) {
-  std::optional<std::string> name = requested;
-  std::string source = "isa";
-  if (!name) {
-    const char* env = std::getenv("AVATAR_ISA");
-    if (env == nullptr || *env == '\0') return avatar::best_isa();
-    name = env;
-    source = "AVATAR_ISA";
-  }
+// `name` is a variant engine.resample checked against this CPU; None runs the widest.
+// Checked again here: a variant the CPU lacks would die on an illegal instruction.
+avatar::Isa isa_to_run(const std::optional<std::string>& name) {
+  if (!name) return avatar::best_isa();
   const auto isa = avatar::parse_isa(*name);
-  if (!isa) {
-    throw py::value_error(source + "='" + *name + "' is unknown; expected scalar, avx2 or avx512");
-  }
-  if (!avatar::isa_available(*isa)) {
-    throw py::value_error(source + "='" + *name + "' is not supported by this CPU; available: " +
-                          isa_list());
+  if (!isa || !avatar::isa_available(*isa)) {
+    throw py::value_error("isa '" + *name + "' is not available on this CPU");
   }
   return *isa;
 }
@@ -154,7 +134,8 @@ avatar::OutputView output_view(py::array& out, int width, int height) {
   return {static_cast<uint8_t*>(out.mutable_data()), out.strides(0), width, height};
 }
 
-py::array resample(const py::array& plane, int out_w, int out_h, const std::string& filter,
+// Returns (result, name of the variant that ran).
+py::tuple resample(const py::array& plane, int out_w, int out_h, const std::string& filter,
                    double dx, double dy, std::optional<int> threads, std::optional<py::array> out,
                    const std::optional<std::string>& isa) {
   const avatar::ImageView src = source_view(plane);
@@ -168,15 +149,14 @@ py::array resample(const py::array& plane, int out_w, int out_h, const std::stri
   options.dx = dx;
   options.dy = dy;
   options.threads = choose_threads(threads);
-  options.isa = choose_isa(isa);
+  options.isa = isa_to_run(isa);
   py::array result = out ? *out : aligned_image(out_w, out_h);
   const avatar::OutputView dst = output_view(result, out_w, out_h);
   {
     py::gil_scoped_release release;
     avatar::resample(src, dst, options);
   }
-  last_isa = static_cast<int>(options.isa);
-  return result;
+  return py::make_tuple(result, avatar::isa_name(options.isa));
 }
 
 py::tuple weight_table(int in_size, int out_size, const std::string& filter, double shift) {
@@ -200,10 +180,6 @@ py::dict kernel_info() {
   info["isas"] = isas;
   info["isa"] = avatar::isa_name(avatar::best_isa());
   info["threads"] = avatar::available_cpus();
-  const int last = last_isa.load();
-  py::object last_name = py::none();
-  if (last >= 0) last_name = py::str(avatar::isa_name(static_cast<avatar::Isa>(last)));
-  info["last_isa"] = last_name;
   return info;
 }
 
@@ -213,14 +189,18 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "Native kernels of the avatar-service engine";
   m.attr("MAX_OUTPUT_SIDE") = kMaxOutputSide;
   m.attr("MAX_SOURCE_SIDE") = kMaxSourceSide;
+  py::list isas;
+  for (avatar::Isa isa : avatar::kAllIsas) isas.append(avatar::isa_name(isa));
+  m.attr("ISAS") = py::tuple(isas);
   m.def("fit_box", &fit_box, py::arg("width"), py::arg("height"), py::arg("resolution"),
         "(out_w, out_h) for the resolution's box, or None when not larger than the source.");
   m.def("fit_box_table", &fit_box_table, py::arg("max_w"), py::arg("max_h"), py::arg("resolution"));
   m.def("resample", &resample, py::arg("plane"), py::arg("out_w"), py::arg("out_h"),
         py::arg("filter"), py::arg("dx"), py::arg("dy"), py::arg("threads"), py::arg("out"),
-        py::arg("isa"), "Resample a 2-D uint8 plane into `out` (or a new array) and return it.");
+        py::arg("isa"),
+        "Resample a 2-D uint8 plane into `out` (or a new array); returns (array, isa that ran).");
   m.def("weight_table", &weight_table, py::arg("in_size"), py::arg("out_size"),
         py::arg("filter"), py::arg("shift"),
         "(first, weights) of one axis: the coefficients every native pass applies.");
-  m.def("kernel_info", &kernel_info, "Instruction sets, defaults and the variant that ran last.");
+  m.def("kernel_info", &kernel_info, "Instruction sets this CPU runs and the defaults.");
 }

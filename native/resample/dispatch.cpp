@@ -12,7 +12,7 @@ const char* isa_name(Isa isa) {
 }
 
 std::optional<Isa> parse_isa(const std::string& name) {
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (Isa isa : kAllIsas) {
     if (name == isa_name(isa)) return isa;
   }
   return std::nullopt;
@@ -38,7 +38,7 @@ bool isa_available(Isa isa) {
 
 std::vector<Isa> available_isas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+  for (Isa isa : kAllIsas) {
     if (isa_available(isa)) isas.push_back(isa);
   }
   return isas;

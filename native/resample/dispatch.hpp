@@ -1,5 +1,5 @@
 // Run-time choice of the pass set: the widest instruction set the CPU (and OS)
-// supports, unless the caller or AVATAR_ISA forces one.
+// supports, unless the caller forces one.
 #pragma once
 #include <optional>
 #include <string>
@@ -10,6 +10,8 @@
 namespace avatar {
 
 enum class Isa { Scalar, Avx2, Avx512 };
+// Every variant this module knows, narrowest first.
+inline constexpr Isa kAllIsas[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512};
 
 const char* isa_name(Isa isa);
 std::optional<Isa> parse_isa(const std::string& name);

@@ -3,11 +3,14 @@ and agrees with the portable scalar variant (the specification)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
 import engine
 from engine import _reference
+from engine.resample import resample_with_isa
 
 ALL_ISAS = ("scalar", "avx2", "avx512")
 FILTERS = ("lanczos3", "bicubic", "bilinear")
@@ -41,22 +44,30 @@ def test_kernel_info_describes_the_cpu():
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_isa_argument_selects_the_variant(isa):
     require(isa)
-    engine.resample(natural(10, 10), 20, 20, isa=isa)
-    assert engine.kernel_info()["last_isa"] == isa
+    _, ran = resample_with_isa(natural(10, 10), 20, 20, isa=isa)
+    assert ran == isa
 
 
 @pytest.mark.parametrize("isa", ALL_ISAS)
 def test_environment_variable_selects_the_variant(isa, monkeypatch):
     require(isa)
     monkeypatch.setenv("AVATAR_ISA", isa)
-    engine.resample(natural(10, 10), 20, 20)
-    assert engine.kernel_info()["last_isa"] == isa
+    _, ran = resample_with_isa(natural(10, 10), 20, 20)
+    assert ran == isa
 
 
 def test_default_is_the_widest_variant(monkeypatch):
     monkeypatch.delenv("AVATAR_ISA", raising=False)
-    engine.resample(natural(10, 10), 20, 20)
-    assert engine.kernel_info()["last_isa"] == engine.kernel_info()["isa"]
+    _, ran = resample_with_isa(natural(10, 10), 20, 20)
+    assert ran == engine.kernel_info()["isa"]
+
+
+def test_concurrent_calls_each_report_their_own_variant():
+    isas = available() * 8
+    plane = natural(64, 64)
+    with ThreadPoolExecutor(4) as pool:
+        ran = list(pool.map(lambda isa: resample_with_isa(plane, 300, 300, isa=isa)[1], isas))
+    assert ran == isas
 
 
 @pytest.mark.parametrize("isa", [isa for isa in ALL_ISAS if isa != "scalar"])
