@@ -16,6 +16,7 @@ from service.api import auth
 from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, avatar_png
 from service.api.errors import EXCEPTION_HANDLERS
+from service.api.frontdoor import front_door
 from service.api.health import healthz
 from service.api.openapi import document_errors
 from service.api.pages import PagesController
@@ -23,10 +24,10 @@ from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
 from service.api.usage import get_usage
-from service.clock import Clock, SystemClock
-from service.domain.context import Context
+from service.clock import Clock
+from service.runtime import open_context
 from service.settings import Settings, load_settings
-from service.store.sqlite import SqliteStore
+from service.workers.supervisor import die_with_parent
 
 # JSON bodies are limited to 1 MiB everywhere; upload endpoints raise their own limit.
 MAX_JSON_BODY = 1024 * 1024
@@ -59,9 +60,18 @@ def _api_router() -> Router:
             SessionsController,
             get_usage,
         ],
-        middleware=[auth.ApiKeyMiddleware],
         security=[{"BearerAuth": []}],
     )
+
+
+class ServiceApp(Litestar):
+    """The Litestar app behind the front door (see `service.api.frontdoor`)."""
+
+    async def __call__(self, scope, receive, send) -> None:  # type: ignore[override]
+        if scope["type"] == "http":
+            await front_door(self.state, scope, receive, send, super().__call__)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -70,27 +80,21 @@ def create_app(
     """Build the app; the store opens (and migrates) when the app starts up. `worker` marks
     the app a server process runs for its whole life (see the gc.freeze below)."""
     settings = settings or load_settings()
-    clock = clock or SystemClock()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        store = SqliteStore(settings.database_path, clock.now_ms())
-        ctx = Context(settings=settings, store=store, clock=clock)
-        app.state["ctx"] = ctx
-        auth.install(app.state, ctx)
-        document_errors(app)
-        if worker:
-            # Everything built so far lives as long as the worker: keep it out of the cyclic
-            # GC's scans, which otherwise show up as latency spikes under load. (Not in
-            # tests, which build and drop many apps.)
-            gc.freeze()
-        try:
+        async with open_context(settings, clock) as ctx:
+            app.state["ctx"] = ctx
+            auth.install(app.state, ctx)
+            document_errors(app)
+            if worker:
+                # Everything built so far lives as long as the worker: keep it out of the
+                # cyclic GC's scans, which otherwise show up as latency spikes under load.
+                # (Not in tests, which build and drop many apps.)
+                gc.freeze()
             yield
-        finally:
-            await ctx.drain()
-            await store.close()
 
-    return Litestar(
+    return ServiceApp(
         route_handlers=[_api_router(), healthz, avatar_png, PagesController],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
@@ -102,5 +106,7 @@ def create_app(
 
 
 def create_app_from_env() -> Litestar:
-    """The factory `serve` hands to Granian: every worker reads the same AVATAR_* settings."""
+    """The factory `serve` hands to Granian: every worker reads the same AVATAR_* settings,
+    and ends with the Granian process that started it."""
+    die_with_parent()
     return create_app(load_settings(), worker=True)

@@ -5,14 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import engine
 from engine.cli import add_upscale_command
 from service.commands import add_service_commands
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line (which flag, what is wrong), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="avatar-service", description="On-prem AI avatars and a fast native video upscaler."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {engine.__version__}")

@@ -1,94 +1,87 @@
-"""Service configuration: `AVATAR_*` environment variables, overridden by `serve` flags
-(SPEC 11)."""
+"""Service configuration. Each setting is declared once below, with its default, its parser and
+a line of help; it is read from `AVATAR_<NAME>` and, for the few marked `flag`, also from a
+`serve` flag that wins over the environment. `avatar-service serve --help` lists them all."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from engine import FILTERS, KERNELS, X264_PRESETS
 
 GIB = 1024**3
 
 
 class SettingsError(ValueError):
-    """A configuration value cannot be used; the message names the variable and what is allowed."""
+    """A configuration value cannot be used; the message names where it came from and what is
+    allowed."""
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    data_dir: Path = Path("./data")
-    host: str = "127.0.0.1"
-    port: int = 8000
-    public_url: str | None = None
-    interactive_url: str | None = None
-    http_workers: int = 1
-    task_workers: int = 1
-    queue_limit: int = 100
-    max_upload_bytes: int = GIB
-    rate_limit: float = 200.0
-    frame_ancestors: str = "*"
-    models: tuple[str, ...] = ("metis-2.5",)
-    task_timeout_s: float = 3600.0
-    result_ttl_s: float = 86400.0
-    url_ttl_s: float = 3600.0
-    signing_key: str | None = None
-    session_warmup_s: float = 0.0
-    session_max_s: float = 3600.0
-    webhook_allow_private: bool = False
-    llm_base_url: str | None = None
-    llm_api_key: str | None = None
-    llm_default_model: str | None = None
-    x264_preset: str = "veryfast"
-    x264_crf: int = 18
-    filter: str = "lanczos3"
-    kernel: str = "native"
-    # How long a worker trusts a cached API key before re-reading it, so a key revoked from the
-    # CLI (another process) stops working within this many seconds in every worker.
-    key_cache_ttl_s: float = 1.0
-    # How often the sweeper in `serve` closes sessions that reached their maximum duration.
-    sweep_interval_s: float = 1.0
-
-    @property
-    def database_path(self) -> Path:
-        return self.data_dir / "avatar.db"
-
-    @property
-    def avatars_dir(self) -> Path:
-        return self.data_dir / "avatars"
-
-    def with_overrides(self, **overrides: Any) -> Settings:
-        """A copy with the given fields replaced; `None` values mean "not given" and are skipped."""
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+class Option:
+    parse: Callable[[str], Any]
+    help: str
+    flag: bool  # also a `serve` flag (--data-dir for data_dir, ...)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be at least 1")
+def _option(parse: Callable[[str], Any], help: str, *, flag: bool = False) -> dict[str, Option]:
+    return {"option": Option(parse, help, flag)}
+
+
+# Parsers: text -> value, raising ValueError("must be ...") with what is allowed.
+
+
+def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    allowed = f"a whole number from {low} to {high}" if high else f"a whole number >= {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"must be {allowed}") from None
+        if value < low or (high is not None and value > high):
+            raise ValueError(f"must be {allowed}")
+        return value
+
+    return parse
+
+
+def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
+    allowed = "a number of seconds >= 0" if zero_ok else "a number of seconds > 0"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"must be {allowed}") from None
+        if not 0 <= value < float("inf") or (value == 0 and not zero_ok):
+            raise ValueError(f"must be {allowed}")
+        return value
+
+    return parse
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ValueError("must be a number > 0")
     return value
 
 
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if not value >= 0 or value == float("inf"):
-        raise ValueError("must be a finite number >= 0")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = _non_negative_float(text)
-    if value == 0:
-        raise ValueError("must be greater than 0")
-    return value
-
-
-def _port(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= 65535:
-        raise ValueError("must be between 0 and 65535")
+def _crf(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 51:
+        raise ValueError("must be a number from 0 to 51")
     return value
 
 
@@ -129,59 +122,191 @@ def _frame_ancestors(text: str) -> str:
     return value
 
 
+def _choice(names: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in names:
+            raise ValueError(f"must be one of {', '.join(names)}")
+        return text
+
+    return parse
+
+
 def _optional(text: str) -> str | None:
     return text or None
 
 
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "data_dir": lambda text: Path(text),
-    "host": str,
-    "port": _port,
-    "public_url": _base_url,
-    "interactive_url": _base_url,
-    "http_workers": _positive_int,
-    "task_workers": _positive_int,
-    "queue_limit": _positive_int,
-    "max_upload_bytes": _positive_int,
-    "rate_limit": _positive_float,
-    "frame_ancestors": _frame_ancestors,
-    "models": _models,
-    "task_timeout_s": _positive_float,
-    "result_ttl_s": _positive_float,
-    "url_ttl_s": _positive_float,
-    "signing_key": _optional,
-    "session_warmup_s": _non_negative_float,
-    "session_max_s": _positive_float,
-    "webhook_allow_private": _flag,
-    "llm_base_url": _base_url,
-    "llm_api_key": _optional,
-    "llm_default_model": _optional,
-    "x264_preset": str,
-    "x264_crf": int,
-    "filter": str,
-    "kernel": str,
-    "key_cache_ttl_s": _non_negative_float,
-    "sweep_interval_s": _positive_float,
-}
+def _host(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must be a host name or address such as 127.0.0.1 or 0.0.0.0")
+    return text.strip()
 
 
-def env_name(field_name: str) -> str:
-    return "AVATAR_" + field_name.upper()
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # Where and how `serve` runs.
+    data_dir: Path = field(
+        default=Path("./data"),
+        metadata=_option(Path, "database, uploads, results and keys live here", flag=True),
+    )
+    host: str = field(
+        default="127.0.0.1", metadata=_option(_host, "address to listen on", flag=True)
+    )
+    port: int = field(
+        default=8000, metadata=_option(_whole(1, 65535), "TCP port to listen on", flag=True)
+    )
+    http_workers: int = field(
+        default=1, metadata=_option(_whole(1, 64), "HTTP worker processes", flag=True)
+    )
+    # Read by the task system (`serve` starts this many task worker processes).
+    task_workers: int = field(
+        default=1, metadata=_option(_whole(1, 64), "task worker processes", flag=True)
+    )
+    # Links in responses and pages.
+    public_url: str | None = field(
+        default=None,
+        metadata=_option(_base_url, "base of file links (default: the request's scheme and host)"),
+    )
+    interactive_url: str | None = field(
+        default=None,
+        metadata=_option(_base_url, "base of page links /r/ and /i/ (default: AVATAR_PUBLIC_URL)"),
+    )
+    frame_ancestors: str = field(
+        default="*", metadata=_option(_frame_ancestors, "who may frame the pages (CSP)")
+    )
+    # API limits.
+    rate_limit: float = field(
+        default=200.0,
+        metadata=_option(_positive_number, "requests per second per API key (burst: twice that)"),
+    )
+    # Read by the task system: queue, uploads, timeouts, results and their signed links.
+    queue_limit: int = field(
+        default=100, metadata=_option(_whole(1), "queued tasks per owner before 503 QUEUE_FULL")
+    )
+    max_upload_bytes: int = field(
+        default=GIB, metadata=_option(_whole(1), "largest upscale upload, in bytes")
+    )
+    task_timeout_s: float = field(
+        default=3600.0,
+        metadata=_option(_seconds(zero_ok=False), "a task running longer ends TIMED_OUT"),
+    )
+    result_ttl_s: float = field(
+        default=86400.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "results are readable this long after submission"
+        ),
+    )
+    url_ttl_s: float = field(
+        default=3600.0, metadata=_option(_seconds(zero_ok=False), "signed file links expire after")
+    )
+    signing_key: str | None = field(
+        default=None,
+        metadata=_option(
+            _optional, "key of file-link signatures (default: generated in the data dir)"
+        ),
+    )
+    webhook_allow_private: bool = field(
+        default=False,
+        metadata=_option(_flag, "allow http and private/loopback webhook and agent targets"),
+    )
+    # Read by the upscale task (the CLI takes its own flags).
+    x264_preset: str = field(
+        default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
+    )
+    x264_crf: float = field(default=18.0, metadata=_option(_crf, "x264 CRF of upscales, 0 to 51"))
+    filter: str = field(
+        default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")
+    )
+    kernel: str = field(
+        default="native", metadata=_option(_choice(KERNELS), "resampling kernel of upscales")
+    )
+    # Sessions and conversations.
+    models: tuple[str, ...] = field(
+        default=("metis-2.5",),
+        metadata=_option(
+            _models, "known interactive models, comma-separated; the first is default"
+        ),
+    )
+    session_warmup_s: float = field(
+        default=0.0,
+        metadata=_option(
+            _seconds(zero_ok=True), "a session becomes ready no sooner than this after start"
+        ),
+    )
+    session_max_s: float = field(
+        default=3600.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a session stops by itself this long after start"
+        ),
+    )
+    # Read by the conversation responders.
+    llm_base_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _base_url, "OpenAI-compatible API for replies (default: offline responder)"
+        ),
+    )
+    llm_api_key: str | None = field(
+        default=None, metadata=_option(_optional, "bearer key of AVATAR_LLM_BASE_URL")
+    )
+    llm_default_model: str | None = field(
+        default=None, metadata=_option(_optional, "model asked when an agent or session names none")
+    )
+    # Internal timings (tests shorten them).
+    key_cache_ttl_s: float = field(
+        default=1.0,
+        metadata=_option(
+            _seconds(zero_ok=True), "a revoked key stops working within this many seconds"
+        ),
+    )
+    sweep_interval_s: float = field(
+        default=1.0,
+        metadata=_option(_seconds(zero_ok=False), "how often ended sessions are closed"),
+    )
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "avatar.db"
+
+    @property
+    def avatars_dir(self) -> Path:
+        return self.data_dir / "avatars"
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """A copy with the given fields replaced; `None` values mean "not given" and are skipped."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def parse_value(field_name: str, text: str) -> Any:
-    """Parse one textual value (from the environment or a flag) for `field_name`."""
-    try:
-        return _PARSERS[field_name](text)
-    except ValueError as exc:
-        raise SettingsError(f"{env_name(field_name)}={text!r}: {exc}") from None
+def env_name(name: str) -> str:
+    return "AVATAR_" + name.upper()
+
+
+def flag_name(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _option_of(item: Field) -> Option:
+    return item.metadata["option"]
+
+
+def options() -> Iterator[tuple[str, Any, Option]]:
+    """(field name, default, option) of every setting, in declaration order."""
+    for item in fields(Settings):
+        yield item.name, item.default, _option_of(item)
+
+
+def parse_value(name: str, text: str) -> Any:
+    """Parse one textual value of setting `name`; ValueError says what is allowed."""
+    return _option_of(Settings.__dataclass_fields__[name]).parse(text)
 
 
 def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Settings from `environ` (default `os.environ`), then `overrides` (already typed)."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
-    for item in fields(Settings):
-        if item.name in _PARSERS and (text := environ.get(env_name(item.name))) is not None:
-            values[item.name] = parse_value(item.name, text)
+    for name, _, _ in options():
+        if (text := environ.get(env_name(name))) is not None:
+            try:
+                values[name] = parse_value(name, text)
+            except ValueError as exc:
+                raise SettingsError(f"{env_name(name)}={text!r}: {exc}") from None
     return Settings(**values).with_overrides(**overrides)

@@ -12,9 +12,9 @@ from litestar.response import File
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.params import Cursor, Limit
 from service.domain import avatars as domain
+from service.domain.errors import NotFound
 from service.domain.images import MAX_IMAGE_BYTES
-from service.errors import NotFound
-from service.pagination import DEFAULT_LIMIT, page_request
+from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.avatars import (
     Avatar,
     AvatarEnvelope,
@@ -70,4 +70,10 @@ async def avatar_png(request: Request, file_name: str) -> File:
     if not dot or extension != "png":
         raise NotFound("Avatar images are served as /avatars/{avatar_id}.png.")
     path = await domain.public_avatar_png(ctx_of(request), avatar_id)
-    return File(path, media_type="image/png", headers={"Cache-Control": _CACHE})
+    return File(
+        path,
+        filename=f"{avatar_id}.png",
+        media_type="image/png",
+        content_disposition_type="inline",  # shown by a browser, not downloaded
+        headers={"Cache-Control": _CACHE},
+    )

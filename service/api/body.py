@@ -16,7 +16,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 
-from service.errors import BadRequest, ValidationFailed
+from service.domain.errors import BadRequest, ValidationFailed
 
 T = TypeVar("T")
 

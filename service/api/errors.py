@@ -10,7 +10,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from service import errors
+from service.domain import errors
 
 log = logging.getLogger("service.api")
 
@@ -63,14 +63,21 @@ def _status_and_code(exc: errors.ServiceError) -> tuple[int, str]:
     return 500, "INTERNAL_ERROR"
 
 
-def handle_service_error(_: Request, exc: errors.ServiceError) -> Response:
+def service_error_parts(exc: errors.ServiceError) -> tuple[int, dict[str, str], bytes]:
+    """(status, headers, JSON body) of the answer to `exc`."""
     status, code = _status_and_code(exc)
     headers = {}
     if isinstance(exc, errors.Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
     if isinstance(exc, errors.RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
-    return error_response(status, code, exc.message, exc.details, headers or None)
+    body = msgspec.json.encode(ErrorBody(ErrorInfo(code, exc.message, exc.details)))
+    return status, headers, body
+
+
+def handle_service_error(_: Request, exc: errors.ServiceError) -> Response:
+    status, headers, body = service_error_parts(exc)
+    return Response(content=body, status_code=status, media_type=_JSON, headers=headers or None)
 
 
 def _validation_details(exc: ValidationException) -> list[dict[str, str]]:

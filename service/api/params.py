@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar.params import Parameter
 
-from service.pagination import MAX_LIMIT
+from service.domain.pagination import MAX_LIMIT
 
 Limit = Annotated[int, Parameter(ge=1, le=MAX_LIMIT, description="Page size (1..200).")]
 Cursor = Annotated[

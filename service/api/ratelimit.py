@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from service.errors import RateLimited
+from service.domain.errors import RateLimited
 
 _BUCKET_LIMIT = 10_000
 

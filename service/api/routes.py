@@ -8,7 +8,7 @@ from service.api.body import json_body, read_json
 from service.api.context import ctx_of, interactive_base, owner_of
 from service.api.params import Cursor, Limit
 from service.domain import routes as domain
-from service.pagination import DEFAULT_LIMIT, page_request
+from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.routes import (
     Route,
     RouteCreate,

@@ -12,8 +12,8 @@ from service.api.context import ctx_of, owner_of
 from service.api.params import Cursor, Limit
 from service.clock import parse_ts
 from service.domain import usage as domain
-from service.errors import ValidationFailed
-from service.pagination import DEFAULT_LIMIT, page_request
+from service.domain.errors import ValidationFailed
+from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.usage import UsageItem, UsagePage, UsagePageEnvelope, UsageTotals
 
 Timestamp = Annotated[

@@ -8,11 +8,11 @@ import msgspec
 
 from service.domain.avatars import owned_avatar
 from service.domain.context import Context
+from service.domain.errors import NotFound, ValidationFailed
+from service.domain.ids import new_id
 from service.domain.models import Agent
 from service.domain.ownership import require_owned
-from service.errors import NotFound, ValidationFailed
-from service.ids import new_id
-from service.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import PageRequest, Position, next_cursor
 
 MAX_TOOLS_BYTES = 64 * 1024
 

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from service.domain.context import Context
+from service.domain.errors import NotFound, ValidationFailed
+from service.domain.ids import new_id
 from service.domain.images import reencode_png
 from service.domain.models import Avatar
 from service.domain.ownership import require_owned
-from service.errors import NotFound, ValidationFailed
-from service.ids import new_id
-from service.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import PageRequest, Position, next_cursor
 
 MAX_NAME = 100
 

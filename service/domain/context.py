@@ -7,8 +7,8 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 
 from service.clock import Clock
+from service.domain.store import Store
 from service.settings import Settings
-from service.store.base import Store
 
 
 @dataclass

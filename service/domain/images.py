@@ -8,7 +8,7 @@ import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from service.errors import PayloadTooLarge, ValidationFailed
+from service.domain.errors import PayloadTooLarge, ValidationFailed
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_SIDE = 4096

@@ -12,10 +12,10 @@ import secrets
 
 from service.clock import Clock
 from service.domain.context import Context
+from service.domain.errors import NotFound, Unauthorized, ValidationFailed
+from service.domain.ids import new_id
 from service.domain.models import ApiKey, Owner
-from service.errors import NotFound, Unauthorized, ValidationFailed
-from service.ids import new_id
-from service.store.base import Store
+from service.domain.store import Store
 
 KEY_PREFIX = "ak_"
 SHOWN_PREFIX_LENGTH = 10

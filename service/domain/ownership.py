@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from service.errors import NotFound
+from service.domain.errors import NotFound
 
 
 class Owned(Protocol):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from service.domain.agents import owned_agent
 from service.domain.context import Context
+from service.domain.errors import NotFound
+from service.domain.ids import new_id
 from service.domain.models import Route
 from service.domain.ownership import require_owned
-from service.errors import NotFound
-from service.ids import new_id
-from service.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import PageRequest, Position, next_cursor
 
 
 def _not_found(route_id: str) -> NotFound:

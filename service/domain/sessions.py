@@ -12,11 +12,11 @@ from PIL import Image
 from service.domain.agents import check_avatar_ref, check_model, check_tools
 from service.domain.avatars import avatar_path
 from service.domain.context import Context
+from service.domain.errors import ValidationFailed
+from service.domain.ids import new_id
 from service.domain.models import Session, UsageRecord
 from service.domain.ownership import require_owned
-from service.errors import ValidationFailed
-from service.ids import new_id
-from service.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import PageRequest, Position, next_cursor
 
 log = logging.getLogger("service.sessions")
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from service.domain.context import Context
+from service.domain.errors import ValidationFailed
 from service.domain.models import UsageRecord, UsageTotals
-from service.errors import ValidationFailed
-from service.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import PageRequest, Position, next_cursor
 
 # [since, until) defaults: everything from the epoch up to the year 9999.
 FAR_FUTURE_MS = 253_402_300_799_000

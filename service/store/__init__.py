@@ -1,5 +1,2 @@
-"""Persistence behind a small interface (`Store`); SQLite is the embedded implementation."""
-
-from service.store.base import Store
-
-__all__ = ["Store"]
+"""Implementations of the domain's store interface (`service.domain.store.Store`); SQLite is
+the embedded one."""

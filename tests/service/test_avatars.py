@@ -101,6 +101,14 @@ def test_delete_and_owner_isolation(api, alice, bob):
     assert api.post(f"/v1/avatars/{aid}/delete", alice).status_code == 404
 
 
+def test_public_image_is_shown_inline(api, alice, png_bytes):
+    avatar = api.avatar(alice, png_bytes())
+    response = api.get(f"/avatars/{avatar['avatar_id']}.png")
+    assert response.headers["content-type"] == "image/png"
+    disposition = response.headers["content-disposition"]
+    assert disposition.startswith("inline") and f"{avatar['avatar_id']}.png" in disposition
+
+
 def test_public_image_paths(api):
     assert api.get("/avatars/av_missing.png").status_code == 404
     assert api.get("/avatars/av_missing.jpg").status_code == 404

@@ -80,6 +80,55 @@ def test_unknown_path_and_method(api, alice):
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
 
 
+@pytest.mark.parametrize("path", ["/v1", "/v1/", "/v1/nowhere", "/v1/agents/x/y/z", "/v1/%2F"])
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "DELETE", "HEAD"])
+def test_every_v1_path_needs_a_key_known_or_not(api, path, method):
+    response = api.call(method, path, None)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    if method != "HEAD":
+        assert_error(response, 401, "UNAUTHORIZED")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/agent-routes/%2F/update"),
+        ("POST", "/v1/agent-routes/%2f/revoke"),
+        ("GET", "/v1/agent-routes/rt_a%2Fb"),
+        ("GET", "/v1/agents/%2F"),
+        ("POST", "/v1/agents/a%2Fb/delete"),
+        ("GET", "/r/rt_a%2Fb"),
+    ],
+)
+def test_an_id_holding_an_encoded_slash_is_unknown(api, alice, method, path):
+    assert_error(api.call(method, path, alice), 404, "NOT_FOUND")
+    if path.startswith("/v1/"):
+        assert_error(api.call(method, path, None), 401, "UNAUTHORIZED")
+
+
+def test_head_works_wherever_get_does(api, alice, png_bytes):
+    avatar = api.avatar(alice, png_bytes())
+    agent = api.agent(alice, avatar_id=avatar["avatar_id"])
+    route = api.route(alice, agent["agent_id"])
+    for path, auth in [
+        ("/healthz", None),
+        (f"/r/{route['id']}", None),
+        (f"/avatars/{avatar['avatar_id']}.png", None),
+        ("/static/pages.css", None),
+        ("/schema/openapi.json", None),
+        (f"/v1/agents/{agent['agent_id']}", alice),
+        ("/v1/agent-routes", alice),
+    ]:
+        got, head = api.get(path, auth), api.call("HEAD", path, auth)
+        assert (head.status_code, got.status_code) == (200, 200), path
+        assert head.content == b"", path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert int(head.headers["content-length"]) == len(got.content), path
+    assert api.call("HEAD", "/r/rt_unknown", None).status_code == 404
+    assert api.call("HEAD", "/v1/agents/agt_unknown", alice).status_code == 404
+
+
 @pytest.mark.parametrize("body", [b"{", b"{'a': 1}", b"\xff\xfe", b'{"name": "x",}'])
 def test_unparseable_json_is_400(api, alice, body):
     response = api.post("/v1/agents", alice, content=body)

@@ -62,8 +62,13 @@ FIELDS = [
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v"]
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# Derandomized: every run draws the same examples, so a failure reproduces and a pass is not luck.
 FUZZ = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+    derandomize=True,
 )
 
 
@@ -281,7 +286,7 @@ def test_no_request_yields_a_server_error(world, method, template, data):
     response = world.client.request(method, path, params=query, headers=auth | headers, **kwargs)
     assert_no_server_error(response, template)
     if template.startswith("/v1/") and auth != world.auth:
-        assert response.status_code in (401, 404), response.text  # 404: path never matched
+        assert response.status_code == 401, response.text  # known path or not
 
 
 @pytest.mark.parametrize(
@@ -380,7 +385,13 @@ EXCLUDED_CHECKS = [
 
 
 @schema.parametrize()
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    derandomize=True,
+)
 def test_api_matches_its_openapi_document(case, world):
     response = world.client.request(**case.as_transport_kwargs())
     response.request.read()  # schemathesis reads the sent body (multipart is streamed)

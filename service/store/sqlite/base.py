@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from service.pagination import PageRequest
+from service.domain.pagination import PageRequest
 from service.store.sqlite.changes import ChangeMarker, MarkedCache
 from service.store.sqlite.connection import connect, migrate
 from service.store.sqlite.writer import Writer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from service.domain.models import Agent, Avatar, Route
-from service.pagination import PageRequest
+from service.domain.pagination import PageRequest
 from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
 
 _AVATAR = "avatar_id, owner_id, name, width, height, source, created_ms FROM avatars"

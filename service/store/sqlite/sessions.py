@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from service.domain.models import Session, UsageRecord, UsageTotals
-from service.pagination import PageRequest
+from service.domain.pagination import PageRequest
 from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
 
 _SESSION = (

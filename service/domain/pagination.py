@@ -9,7 +9,7 @@ from typing import Annotated
 
 import msgspec
 
-from service.errors import ValidationFailed
+from service.domain.errors import ValidationFailed
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

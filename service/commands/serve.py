@@ -1,0 +1,125 @@
+"""`avatar-service serve`: the service on one machine. It takes the data dir's lock and holds
+the port, makes the first API key of an empty data dir, then supervises its processes (the
+HTTP server and the background workers) until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sqlite3
+import sys
+import textwrap
+
+from service.commands import Exit, setting_argument, settings_from
+from service.commands.guards import DataDirInUse, DataDirLock, PortHold, PortInUse
+from service.settings import Settings, SettingsError, env_name, options
+
+_FLAGS = [name for name, _, option in options() if option.flag]
+
+
+def _environment_help() -> str:
+    lines = ["environment (each flag also reads its variable; a flag wins):"]
+    for name, default, option in options():
+        shown = "unset" if default is None else default
+        lines.append(f"  {env_name(name):<28} {option.help} (default: {shown})")
+    return "\n".join(lines)
+
+
+def add_serve_command(subparsers: argparse._SubParsersAction) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the service (HTTP API, pages and background workers)",
+        description="Run the service: Granian serving the API and pages, plus its workers.",
+        epilog=_environment_help()
+        + "\n\nexit status: 0 stopped cleanly, 1 the data dir cannot be opened, 2 a bad flag or"
+        " variable,\n3 the port is already in use, 4 another serve uses the data dir",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for name in _FLAGS:
+        setting_argument(serve, name)
+    serve.set_defaults(handler=run_serve)
+
+
+def _fail(message: str, status: Exit) -> int:
+    print(f"avatar-service: {message}", file=sys.stderr)
+    return status
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        settings = settings_from(args, _FLAGS)
+    except SettingsError as exc:
+        return _fail(str(exc), Exit.USAGE)
+    try:
+        lock = DataDirLock(settings.data_dir)
+    except DataDirInUse as exc:
+        return _fail(str(exc), Exit.DATA_DIR_IN_USE)
+    except OSError as exc:
+        return _fail(f"cannot open {settings.data_dir}: {exc}", Exit.FAILED)
+    try:
+        return _serve_locked(settings)
+    finally:
+        lock.release()
+
+
+def _serve_locked(settings: Settings) -> int:
+    try:
+        hold = PortHold(settings.host, settings.port)
+    except PortInUse as exc:
+        return _fail(str(exc), Exit.PORT_IN_USE)
+    except OSError as exc:
+        return _fail(f"cannot listen on {settings.host}:{settings.port}: {exc}", Exit.FAILED)
+    try:
+        try:
+            first_key = asyncio.run(_bootstrap(settings))
+        except (OSError, sqlite3.Error) as exc:
+            return _fail(f"cannot open {settings.database_path}: {exc}", Exit.FAILED)
+        _announce(settings, first_key)
+        _export(settings)
+        _supervise(settings)
+        return Exit.OK
+    finally:
+        hold.release()
+
+
+async def _bootstrap(settings: Settings) -> str | None:
+    from service.domain.keys import bootstrap
+    from service.runtime import open_context
+
+    async with open_context(settings) as ctx:
+        return await bootstrap(ctx.store, ctx.clock)
+
+
+def _announce(settings: Settings, first_key: str | None) -> None:
+    if first_key is not None:
+        print("Created owner 'default'. Its API key is shown only once; keep it now:")
+        print(first_key, flush=True)
+        return
+    command = f"avatar-service keys create --owner default --data-dir {settings.data_dir}"
+    print(
+        textwrap.dedent(f"""\
+        Using the data dir {settings.data_dir}; its first API key was printed when it was made.
+        Lost it? Make another: {command}"""),
+        flush=True,
+    )
+
+
+def _export(settings: Settings) -> None:
+    """Granian workers build the app from the environment: pass the flags on through it."""
+    for name in _FLAGS:
+        os.environ[env_name(name)] = str(getattr(settings, name))
+
+
+def _supervise(settings: Settings) -> None:
+    from service.workers.http import run_http
+    from service.workers.supervisor import Role, Supervisor
+    from service.workers.sweeper import run_sweeper
+
+    logging.basicConfig(level=logging.INFO, format="[%(levelname)s] %(name)s: %(message)s")
+    roles = [
+        Role("avatar-http", run_http, (settings,)),
+        Role("avatar-sweeper", run_sweeper, (settings,)),
+    ]
+    Supervisor(roles).run()
