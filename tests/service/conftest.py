@@ -170,19 +170,34 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess]:
 @dataclass(frozen=True)
 class LiveServer:
     base: str
-    key: str
+    port: int
+    key: str | None  # None when the data dir already had its first key
+    banner: str  # what serve printed before it started serving
     data_dir: str
     env: dict
+    process: subprocess.Popen
 
     @property
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key}"}
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(name="free_port")
+def free_port_fixture() -> Callable[[], int]:
+    return free_port
+
+
 def _stop(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGTERM)
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
     try:
-        process.wait(timeout=20)
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
@@ -193,26 +208,25 @@ def _stop(process: subprocess.Popen) -> None:
 
 @pytest.fixture
 def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
-    """Start `avatar-service serve` on a free loopback port with extra AVATAR_* variables;
-    every server started is stopped with SIGTERM (and must exit) when the test ends."""
+    """Start `avatar-service serve` on a loopback port (a free one unless given) with a data dir
+    (a new one unless given) and extra AVATAR_* variables; every server started is stopped
+    with SIGTERM (and must exit) when the test ends."""
     processes: list[subprocess.Popen] = []
 
-    def start(**env_vars: str) -> LiveServer:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+    def start(data_dir: str | None = None, port: int | None = None, **env_vars: str) -> LiveServer:
+        port = port or free_port()
         env = {**os.environ, **env_vars}
-        data_dir = str(tmp_path / f"data{len(processes)}")
+        data_dir = data_dir or str(tmp_path / f"data{len(processes)}")
         command = [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir]
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )
         processes.append(process)
         banner = process.stdout.readline()
-        assert "default" in banner, banner + process.stdout.read()
-        server = LiveServer(
-            f"http://127.0.0.1:{port}", process.stdout.readline().strip(), data_dir, env
-        )
+        assert "default" in banner or "Using the data dir" in banner, banner + process.stdout.read()
+        banner += process.stdout.readline()
+        key = banner.splitlines()[1].strip() if banner.startswith("Created") else None
+        server = LiveServer(f"http://127.0.0.1:{port}", port, key, banner, data_dir, env, process)
         poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
         return server
 
