@@ -4,7 +4,6 @@ import numpy as np
 import numpy.typing as npt
 
 MAX_OUTPUT_SIDE: int
-MAX_SOURCE_SIDE: int
 ISAS: tuple[str, ...]
 
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int] | None: ...

@@ -24,14 +24,12 @@ def fit_box(width: int, height: int, resolution: str) -> tuple[int, int]:
     Raises TargetNotLarger when the result would not be larger than the source and
     ValueError for a non-positive size or an unknown resolution.
     """
+    # Names and types are checked here; the binding checks the size range (kMaxSourceSide
+    # in native/limits.hpp keeps its integer arithmetic exact) with a ValueError of its own.
     _check_resolution(resolution)
     if isinstance(width, bool) or isinstance(height, bool):
         raise ValueError("width and height must be integers")
-    width, height = int(width), int(height)
-    limit = _native.MAX_SOURCE_SIDE
-    if not (1 <= width <= limit and 1 <= height <= limit):
-        raise ValueError(f"source size {width}x{height} must be between 1 and {limit} per side")
-    fitted = _native.fit_box(width, height, resolution)
+    fitted = _native.fit_box(int(width), int(height), resolution)
     if fitted is None:
         raise TargetNotLarger(
             f"a {width}x{height} source is not smaller than the {resolution} box; "

@@ -1,4 +1,11 @@
-"""`engine.resample`: one entry point over the native, Numba and float64 reference kernels."""
+"""`engine.resample`: one entry point over the native, Numba and float64 reference kernels.
+
+Where arguments are checked: every API-level rule (names, types, sizes, offsets, `out`, the
+ISA a caller asks for) is checked here, once, for all three kernels. The binding
+(native/bindings.cpp) checks again only what guards memory at its boundary (dimensions,
+dtype, strides, sizes, thread count, finite offsets, a variant the CPU can run), so the
+kernels behind it can assume valid input.
+"""
 
 from __future__ import annotations
 
@@ -15,15 +22,15 @@ MAX_OUTPUT_SIDE: int = _native.MAX_OUTPUT_SIDE  # widest or tallest output of an
 ISAS: tuple[str, ...] = _native.ISAS  # every native variant, narrowest first
 
 
-def _check(
-    plane: np.ndarray,
-    out_w: int,
-    out_h: int,
-    filter: str,
-    kernel: str,
-    offset: tuple[float, float],
-    out: np.ndarray | None,
-) -> tuple[float, float]:
+def check_names(filter: str, kernel: str) -> None:
+    """Refuse an unknown filter or kernel name (the pipeline calls this before it starts)."""
+    if filter not in FILTERS:
+        raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+
+
+def _check_sizes(plane: np.ndarray, out_w: int, out_h: int) -> None:
     if not isinstance(plane, np.ndarray) or plane.ndim != 2 or plane.dtype != np.uint8:
         raise ValueError("plane must be a 2-D numpy array of dtype uint8")
     if plane.shape[0] < 1 or plane.shape[1] < 1:
@@ -33,20 +40,51 @@ def _check(
             raise ValueError(f"{name} must be an integer")
         if not 1 <= side <= MAX_OUTPUT_SIDE:
             raise ValueError(f"{name}={side} is outside 1..{MAX_OUTPUT_SIDE}")
-    if filter not in FILTERS:
-        raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
-    if kernel not in KERNELS:
-        raise ValueError(f"unknown kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+
+
+def _check_offset(offset: tuple[float, float]) -> tuple[float, float]:
     try:
         dx, dy = (float(v) for v in offset)
     except (TypeError, ValueError):
         raise ValueError("offset must be a pair of numbers (dx, dy)") from None
     if not (np.isfinite(dx) and np.isfinite(dy)):
         raise ValueError("offset must be finite")
-    if out is not None and (
-        not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != (out_h, out_w)
-    ):
+    return dx, dy
+
+
+def _check_out(out: np.ndarray | None, out_w: int, out_h: int) -> None:
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != (out_h, out_w):
         raise ValueError(f"out must be a uint8 array of shape ({out_h}, {out_w})")
+
+
+def _check_native(plane: np.ndarray, threads: int | None, out: np.ndarray | None) -> None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+        raise ValueError("threads must be an integer or None")
+    # The native passes interleave reading the plane and writing `out` (the others read
+    # the whole plane first).
+    if out is not None and np.may_share_memory(plane, out):
+        raise ValueError("out must not overlap plane")
+
+
+def _check(
+    plane: np.ndarray,
+    out_w: int,
+    out_h: int,
+    filter: str,
+    kernel: str,
+    offset: tuple[float, float],
+    threads: int | None,
+    out: np.ndarray | None,
+) -> tuple[float, float]:
+    """Every API-level rule of `resample`; returns the offset as floats."""
+    _check_sizes(plane, out_w, out_h)
+    check_names(filter, kernel)
+    dx, dy = _check_offset(offset)
+    _check_out(out, out_w, out_h)
+    if kernel == "native":
+        _check_native(plane, threads, out)
     return dx, dy
 
 
@@ -83,10 +121,6 @@ def _resample_native(
     out: np.ndarray | None,
     isa: str | None,
 ) -> tuple[np.ndarray, str]:
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
-        raise ValueError("threads must be an integer or None")
-    if out is not None and np.may_share_memory(plane, out):
-        raise ValueError("out must not overlap plane")
     isa = _requested_isa(isa)
     if out is not None and out.strides[1] != 1:
         # The kernels write whole rows of contiguous pixels; go through a fresh array.
@@ -139,7 +173,7 @@ def resample_with_isa(
     isa: str | None = None,
 ) -> tuple[np.ndarray, str | None]:
     """`resample`, also returning the native variant that ran (None for numba and numpy)."""
-    dx, dy = _check(plane, out_w, out_h, filter, kernel, offset, out)
+    dx, dy = _check(plane, out_w, out_h, filter, kernel, offset, threads, out)
     if kernel == "native":
         return _resample_native(plane, int(out_w), int(out_h), filter, (dx, dy), threads, out, isa)
     if kernel == "numba":

@@ -1,5 +1,12 @@
 // The only pybind11 file: translates Python arguments, checks them, releases the GIL
 // and calls one native function. No algorithm choices here.
+//
+// Where arguments are checked: this file checks only what guards memory at the boundary
+// (dimensions, dtype, strides, writeability, sizes against native/limits.hpp, the thread
+// count, finite offsets, an ISA this CPU can run), so the kernels can assume valid input.
+// Names are translated to enums here; listing the allowed names, checking Python types, the
+// `out` overlap and which ISA a caller asked for (AVATAR_ISA) are engine/resample.py's and
+// engine/fit.py's part.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -28,19 +35,19 @@ avatar::Resolution parse_resolution(const std::string& name) {
   if (name == "1080p") return avatar::Resolution::P1080;
   if (name == "2k") return avatar::Resolution::K2;
   if (name == "4k") return avatar::Resolution::K4;
-  throw py::value_error("unknown resolution '" + name + "'; expected 1080p, 2k or 4k");
+  throw py::value_error("unknown resolution '" + name + "'");
 }
 
-void check_side(int64_t side, const char* name) {
-  if (side < 1 || side > kMaxSourceSide) {
-    throw py::value_error(std::string(name) + " must be between 1 and " +
-                          std::to_string(kMaxSourceSide));
+void check_side(int64_t side, int64_t limit, const char* name) {
+  if (side < 1 || side > limit) {
+    throw py::value_error(std::string(name) + "=" + std::to_string(side) + " is outside 1.." +
+                          std::to_string(limit));
   }
 }
 
 std::optional<std::pair<int, int>> fit_box(int64_t width, int64_t height, const std::string& res) {
-  check_side(width, "width");
-  check_side(height, "height");
+  check_side(width, kMaxSourceSide, "width");
+  check_side(height, kMaxSourceSide, "height");
   const auto fitted = avatar::fit_box(width, height, parse_resolution(res));
   if (!fitted.larger) return std::nullopt;
   return std::make_pair(fitted.width, fitted.height);
@@ -49,8 +56,8 @@ std::optional<std::pair<int, int>> fit_box(int64_t width, int64_t height, const 
 // Every source size up to max_w x max_h at once, for exhaustive tests: arrays of
 // shape (max_h, max_w) indexed [h - 1, w - 1]; 0 where the output would not be larger.
 py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
-  check_side(max_w, "max_w");
-  check_side(max_h, "max_h");
+  check_side(max_w, kMaxSourceSide, "max_w");
+  check_side(max_h, kMaxSourceSide, "max_h");
   if (max_w * max_h > (int64_t{1} << 26)) throw py::value_error("table larger than 2**26 entries");
   const auto resolution = parse_resolution(res);
   py::array_t<int32_t> out_w({max_h, max_w});
@@ -70,14 +77,13 @@ py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
   return py::make_tuple(out_w, out_h);
 }
 
-
 constexpr int kMaxThreads = 256;
 
 avatar::Filter parse_filter(const std::string& name) {
   if (name == "lanczos3") return avatar::Filter::Lanczos3;
   if (name == "bicubic") return avatar::Filter::Bicubic;
   if (name == "bilinear") return avatar::Filter::Bilinear;
-  throw py::value_error("unknown filter '" + name + "'; expected lanczos3, bicubic or bilinear");
+  throw py::value_error("unknown filter '" + name + "'");
 }
 
 // `name` is a variant engine.resample checked against this CPU; None runs the widest.
@@ -93,10 +99,7 @@ avatar::Isa isa_to_run(const std::optional<std::string>& name) {
 
 int choose_threads(std::optional<int> threads) {
   if (!threads) return avatar::available_cpus();
-  if (*threads < 1 || *threads > kMaxThreads) {
-    throw py::value_error("threads=" + std::to_string(*threads) + " is outside 1.." +
-                          std::to_string(kMaxThreads));
-  }
+  check_side(*threads, kMaxThreads, "threads");
   return *threads;
 }
 
@@ -108,9 +111,8 @@ avatar::ImageView source_view(const py::array& plane) {
   }
   const int64_t h = plane.shape(0), w = plane.shape(1);
   if (h < 1 || w < 1) throw py::value_error("plane must not be empty");
-  if (h > kMaxSourceSide || w > kMaxSourceSide) {
-    throw py::value_error("plane sides must be at most " + std::to_string(kMaxSourceSide));
-  }
+  check_side(h, kMaxSourceSide, "plane height");
+  check_side(w, kMaxSourceSide, "plane width");
   return {static_cast<const uint8_t*>(plane.data()), plane.strides(0), plane.strides(1),
           static_cast<int>(w), static_cast<int>(h)};
 }
@@ -139,10 +141,8 @@ py::tuple resample(const py::array& plane, int out_w, int out_h, const std::stri
                    double dx, double dy, std::optional<int> threads, std::optional<py::array> out,
                    const std::optional<std::string>& isa) {
   const avatar::ImageView src = source_view(plane);
-  if (out_w < 1 || out_w > kMaxOutputSide || out_h < 1 || out_h > kMaxOutputSide) {
-    throw py::value_error("output size " + std::to_string(out_w) + "x" + std::to_string(out_h) +
-                          " is outside 1.." + std::to_string(kMaxOutputSide) + " per side");
-  }
+  check_side(out_w, kMaxOutputSide, "out_w");
+  check_side(out_h, kMaxOutputSide, "out_h");
   if (!std::isfinite(dx) || !std::isfinite(dy)) throw py::value_error("offset must be finite");
   avatar::ResampleOptions options;
   options.filter = parse_filter(filter);
@@ -160,9 +160,8 @@ py::tuple resample(const py::array& plane, int out_w, int out_h, const std::stri
 }
 
 py::tuple weight_table(int in_size, int out_size, const std::string& filter, double shift) {
-  if (in_size < 1 || in_size > kMaxSourceSide || out_size < 1 || out_size > kMaxOutputSide) {
-    throw py::value_error("table sizes out of range");
-  }
+  check_side(in_size, kMaxSourceSide, "in_size");
+  check_side(out_size, kMaxOutputSide, "out_size");
   if (!std::isfinite(shift)) throw py::value_error("shift must be finite");
   const auto table = avatar::axis_table(in_size, out_size, parse_filter(filter), shift);
   py::array_t<int32_t> first(out_size);
@@ -188,7 +187,6 @@ py::dict kernel_info() {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native kernels of the avatar-service engine";
   m.attr("MAX_OUTPUT_SIDE") = kMaxOutputSide;
-  m.attr("MAX_SOURCE_SIDE") = kMaxSourceSide;
   py::list isas;
   for (avatar::Isa isa : avatar::kAllIsas) isas.append(avatar::isa_name(isa));
   m.attr("ISAS") = py::tuple(isas);

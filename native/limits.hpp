@@ -1,6 +1,6 @@
 // Size bounds the native code is written for. The binding refuses anything beyond them,
-// so the kernels can assume them; Python reads them from the module (engine._native)
-// instead of repeating the numbers.
+// so the kernels can assume them; Python reads kMaxOutputSide from the module
+// (engine._native.MAX_OUTPUT_SIDE) instead of repeating the number.
 #pragma once
 #include <cstdint>
 

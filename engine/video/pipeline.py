@@ -22,7 +22,7 @@ from typing import Protocol
 import av
 
 from engine.errors import Canceled, EngineError
-from engine.resample import FILTERS, KERNELS
+from engine.resample import check_names
 from engine.video.limits import MAX_FILE_SIZE, FrameCheck, refuse
 from engine.video.output import Output, OutputSpec
 from engine.video.planes import FrameScaler, plane_targets
@@ -81,10 +81,7 @@ class UpscaleResult:
 
 
 def _check_options(src: Path, dst: Path, filter: str, kernel: str, preset: str, crf: float):
-    if filter not in FILTERS:
-        raise ValueError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
-    if kernel not in KERNELS:
-        raise ValueError(f"unknown kernel {kernel!r}; expected one of {', '.join(KERNELS)}")
+    check_names(filter, kernel)
     if preset not in X264_PRESETS:
         raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(X264_PRESETS)}")
     if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= 51:
