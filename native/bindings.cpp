@@ -197,8 +197,8 @@ PYBIND11_MODULE(_native, m) {
         py::arg("filter"), py::arg("dx"), py::arg("dy"), py::arg("threads"), py::arg("out"),
         py::arg("isa"),
         "Resample a 2-D uint8 plane into `out` (or a new array); returns (array, isa that ran).");
-  m.def("weight_table", &weight_table, py::arg("in_size"), py::arg("out_size"),
-        py::arg("filter"), py::arg("shift"),
+  m.def("weight_table", &weight_table, py::arg("in_size"), py::arg("out_size"), py::arg("filter"),
+        py::arg("shift"),
         "(first, weights) of one axis: the coefficients every native pass applies.");
   m.def("kernel_info", &kernel_info, "Instruction sets this CPU runs and the defaults.");
 }

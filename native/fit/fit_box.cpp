@@ -35,12 +35,15 @@ FitResult fit_box(int64_t width, int64_t height, Resolution res) {
   const int64_t bind_num = width_binds ? box_w : box_h;
   const int64_t bind_den = width_binds ? width : height;
   if (bind_num >= kMaxScale * bind_den) {
-    return {true, static_cast<int32_t>(kMaxScale * width), static_cast<int32_t>(kMaxScale * height)};
+    return {true, static_cast<int32_t>(kMaxScale * width),
+            static_cast<int32_t>(kMaxScale * height)};
   }
   if (width_binds) {
-    return {true, static_cast<int32_t>(box_w), static_cast<int32_t>(nearest_even(height * box_w, width))};
+    return {true, static_cast<int32_t>(box_w),
+            static_cast<int32_t>(nearest_even(height * box_w, width))};
   }
-  return {true, static_cast<int32_t>(nearest_even(width * box_h, height)), static_cast<int32_t>(box_h)};
+  return {true, static_cast<int32_t>(nearest_even(width * box_h, height)),
+          static_cast<int32_t>(box_h)};
 }
 
 }  // namespace avatar

@@ -163,16 +163,14 @@ double filter_support(Filter filter) {
 double filter_value(Filter filter, double x) {
   const double ax = std::fabs(x);
   switch (filter) {
-    case Filter::Lanczos3:
-      return ax < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
+    case Filter::Lanczos3: return ax < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
     case Filter::Bicubic: {
       constexpr double a = -0.5;
       if (ax < 1.0) return ((a + 2.0) * ax - (a + 3.0)) * ax * ax + 1.0;
       if (ax < 2.0) return ((a * ax - 5.0 * a) * ax + 8.0 * a) * ax - 4.0 * a;
       return 0.0;
     }
-    case Filter::Bilinear:
-      return ax < 1.0 ? 1.0 - ax : 0.0;
+    case Filter::Bilinear: return ax < 1.0 ? 1.0 - ax : 0.0;
   }
   return 0.0;
 }

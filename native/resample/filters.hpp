@@ -67,7 +67,6 @@ std::shared_ptr<const AxisTable> build_axis_table(int in_size, int out_size, Fil
                                                   double shift);
 
 // Cached build_axis_table: tables are reused for the same (sizes, filter, shift).
-std::shared_ptr<const AxisTable> axis_table(int in_size, int out_size, Filter filter,
-                                            double shift);
+std::shared_ptr<const AxisTable> axis_table(int in_size, int out_size, Filter filter, double shift);
 
 }  // namespace avatar

@@ -127,8 +127,7 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
 // broadcast serves every block. The same products and sums as permute_block, in the
 // same order.
 template <int Taps, int Blocks>
-AVATAR_INLINE void phase_sums(const PeriodicBlocks& periodic, int p, const float* s,
-                              __m256* acc) {
+AVATAR_INLINE void phase_sums(const PeriodicBlocks& periodic, int p, const float* s, __m256* acc) {
   const float* w = periodic.weights.data() + p * Taps;
   const float* sp = s + periodic.shift[p];
 #pragma GCC unroll 16
@@ -332,8 +331,7 @@ struct StreamRange {
   }
 };
 
-AVATAR_INLINE void store_pixels(uint8_t* begin, int i, const StreamRange& stream,
-                                __m256i pixels) {
+AVATAR_INLINE void store_pixels(uint8_t* begin, int i, const StreamRange& stream, __m256i pixels) {
   auto* out = reinterpret_cast<__m256i*>(begin + i);
   if (i >= stream.lo && i < stream.hi) {
     _mm256_stream_si256(out, pixels);
@@ -412,9 +410,8 @@ void vertical_pair_n(const float* const* rows, int x0, const float* weights_a,
   }
 }
 
-void vertical_pair(const float* const* rows, int x0, const float* weights_a,
-                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
-                   uint8_t* dst_b) {
+void vertical_pair(const float* const* rows, int x0, const float* weights_a, const float* weights_b,
+                   int taps, int step, int count, uint8_t* dst_a, uint8_t* dst_b) {
   const int shape = taps * 2 + step;
   switch (shape) {
     case 4: return vertical_pair_n<2, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);

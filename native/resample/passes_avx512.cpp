@@ -68,10 +68,10 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
     odd[k] = _mm512_set1_ps(twofold.weights.data()[Taps + k]);
   }
   // Output 2j takes even[j], output 2j + 1 takes odd[j] (index bit 4 picks `odd`).
-  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
-                                               7, 23);
-  const __m512i second_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
-                                                14, 30, 15, 31);
+  const __m512i first_half =
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second_half =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   const int blocks = t.padded_out / 16;
   for (int b = 0; b < blocks;) {
     if (b + 1 >= blocks || !twofold.usable[static_cast<size_t>(b)] ||
@@ -82,8 +82,8 @@ void horizontal_twofold(const AxisTable& t, const float* src, float* dst) {
     }
     const float* s = src + t.first[static_cast<size_t>(b) * 16];
     __m512 sum_e = _mm512_setzero_ps(), sum_o = _mm512_setzero_ps();
-  #pragma GCC unroll 16
-  for (int k = 0; k < Taps + Shift; ++k) {
+#pragma GCC unroll 16
+    for (int k = 0; k < Taps + Shift; ++k) {
       const __m512 v = _mm512_loadu_ps(s + k);
       if (k < Taps) sum_e = k == 0 ? _mm512_mul_ps(even[0], v) : _mm512_fmadd_ps(even[k], v, sum_e);
       if (k >= Shift) {
@@ -237,8 +237,8 @@ AVATAR_INLINE void pair_block(const float* const* rows, int x, const float* wa, 
 }
 
 template <int Taps, int Step>
-void vertical_pair_n(const float* const* rows, int x0, const float* wa, const float* wb,
-                     int count, uint8_t* dst_a, uint8_t* dst_b) {
+void vertical_pair_n(const float* const* rows, int x0, const float* wa, const float* wb, int count,
+                     uint8_t* dst_a, uint8_t* dst_b) {
   int i = 0;
   __m512i pixels_a, pixels_b;
   for (; i + 64 <= count; i += 64) {
@@ -253,9 +253,8 @@ void vertical_pair_n(const float* const* rows, int x0, const float* wa, const fl
   }
 }
 
-void vertical_pair(const float* const* rows, int x0, const float* weights_a,
-                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
-                   uint8_t* dst_b) {
+void vertical_pair(const float* const* rows, int x0, const float* weights_a, const float* weights_b,
+                   int taps, int step, int count, uint8_t* dst_a, uint8_t* dst_b) {
   switch (taps * 2 + step) {
     case 4: return vertical_pair_n<2, 0>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);
     case 5: return vertical_pair_n<2, 1>(rows, x0, weights_a, weights_b, count, dst_a, dst_b);

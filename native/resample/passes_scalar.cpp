@@ -43,9 +43,8 @@ void vertical(const float* const* rows, int x0, const float* weights, int taps, 
   }
 }
 
-void vertical_pair(const float* const* rows, int x0, const float* weights_a,
-                   const float* weights_b, int taps, int step, int count, uint8_t* dst_a,
-                   uint8_t* dst_b) {
+void vertical_pair(const float* const* rows, int x0, const float* weights_a, const float* weights_b,
+                   int taps, int step, int count, uint8_t* dst_a, uint8_t* dst_b) {
   vertical(rows, x0, weights_a, taps, count, dst_a);
   vertical(rows + step, x0, weights_b, taps, count, dst_b);
 }

@@ -167,9 +167,9 @@ Scratch& thread_scratch(const Plan& plan) {
 void resample(const ImageView& src, const OutputView& dst, const ResampleOptions& options) {
   const auto tx = axis_table(src.width, dst.width, options.filter, options.dx);
   const auto ty = axis_table(src.height, dst.height, options.filter, options.dy);
-  Plan plan{&src, &dst, tx.get(), ty.get(), &passes_for(options.isa),
-            std::min(ty->taps + kRingSlack, ty->in_size),
-            static_cast<int64_t>((tx->padded_out + 63) / 64 * 64 + 64)};
+  const int ring_rows = std::min(ty->taps + kRingSlack, ty->in_size);
+  const auto ring_stride = static_cast<int64_t>((tx->padded_out + 63) / 64 * 64 + 64);
+  Plan plan{&src, &dst, tx.get(), ty.get(), &passes_for(options.isa), ring_rows, ring_stride};
 
   const int64_t pixels = static_cast<int64_t>(dst.width) * dst.height;
   const int tasks = static_cast<int>(std::max<int64_t>(
