@@ -267,10 +267,6 @@ class Settings:
     def database_path(self) -> Path:
         return self.data_dir / "avatar.db"
 
-    @property
-    def avatars_dir(self) -> Path:
-        return self.data_dir / "avatars"
-
     def with_overrides(self, **overrides: Any) -> Settings:
         """A copy with the given fields replaced; `None` values mean "not given" and are skipped."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})

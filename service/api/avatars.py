@@ -7,8 +7,9 @@ from typing import Annotated
 from litestar import Controller, Request, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
-from litestar.response import File
+from litestar.types import ASGIApp
 
+from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.params import Cursor, Limit
 from service.domain import avatars as domain
@@ -64,16 +65,16 @@ class AvatarsController(Controller):
 
 
 @get("/avatars/{file_name:str}", tags=["public"], summary="Avatar image (PNG, no key)")
-async def avatar_png(request: Request, file_name: str) -> File:
+async def avatar_png(request: Request, file_name: str) -> ASGIApp:
     """The avatar's PNG, public so pages can show it; the id is unguessable."""
     avatar_id, dot, extension = file_name.rpartition(".")
     if not dot or extension != "png":
         raise NotFound("Avatar images are served as /avatars/{avatar_id}.png.")
-    path = await domain.public_avatar_png(ctx_of(request), avatar_id)
-    return File(
-        path,
-        filename=f"{avatar_id}.png",
-        media_type="image/png",
-        content_disposition_type="inline",  # shown by a browser, not downloaded
-        headers={"Cache-Control": _CACHE},
-    )
+    ctx = ctx_of(request)
+    key, size = await domain.public_avatar_png(ctx, avatar_id)
+    headers = {
+        "Cache-Control": _CACHE,
+        # Shown by a browser, not downloaded.
+        "Content-Disposition": f'inline; filename="{avatar_id}.png"',
+    }
+    return BlobResponse(ctx.files, key, size, "image/png", request.headers.get("range"), headers)

@@ -18,12 +18,21 @@ log = logging.getLogger("service.api")
 ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.BadRequest: (400, "BAD_REQUEST"),
     errors.Unauthorized: (401, "UNAUTHORIZED"),
+    errors.SignatureInvalid: (403, "SIGNATURE_INVALID"),
+    errors.UrlExpired: (403, "URL_EXPIRED"),
     errors.NotFound: (404, "NOT_FOUND"),
+    errors.TaskFinished: (409, "TASK_FINISHED"),
+    errors.ResultExpired: (410, "RESULT_EXPIRED"),
     errors.Gone: (410, "GONE"),
     errors.PayloadTooLarge: (413, "PAYLOAD_TOO_LARGE"),
     errors.UnsupportedMediaType: (415, "UNSUPPORTED_MEDIA_TYPE"),
+    errors.RangeNotSatisfiable: (416, "RANGE_NOT_SATISFIABLE"),
+    errors.IdempotencyKeyReused: (422, "IDEMPOTENCY_KEY_REUSED"),
+    errors.InvalidVideo: (422, "INVALID_VIDEO"),
+    errors.TargetNotLarger: (422, "TARGET_NOT_LARGER"),
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
+    errors.QueueFull: (503, "QUEUE_FULL"),
 }
 
 # Framework errors (routing, body limits, parsing) by status -> (status, code, message).
@@ -69,8 +78,10 @@ def service_error_parts(exc: errors.ServiceError) -> tuple[int, dict[str, str], 
     headers = {}
     if isinstance(exc, errors.Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    if isinstance(exc, errors.RateLimited):
+    if isinstance(exc, (errors.RateLimited, errors.QueueFull)):
         headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, errors.RangeNotSatisfiable):
+        headers["Content-Range"] = f"bytes */{exc.size}"
     body = msgspec.json.encode(ErrorBody(ErrorInfo(code, exc.message, exc.details)))
     return status, headers, body
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 
 from service.domain.context import Context
 from service.domain.errors import NotFound, ValidationFailed
+from service.domain.files import avatar_key
 from service.domain.ids import new_id
 from service.domain.images import reencode_png
 from service.domain.models import Avatar
@@ -15,17 +14,6 @@ from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
 
 MAX_NAME = 100
-
-
-def avatar_path(ctx: Context, avatar_id: str) -> Path:
-    return ctx.settings.avatars_dir / f"{avatar_id}.png"
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 def _check_name(name: str | None) -> str | None:
@@ -44,7 +32,7 @@ async def upload_avatar(
         new_id("av"), owner_id, name, encoded.width, encoded.height, source, ctx.clock.now_ms()
     )
     # The file is in place before the record exists, so a listed avatar always has its image.
-    await asyncio.to_thread(_write_file, avatar_path(ctx, avatar.avatar_id), encoded.png)
+    await ctx.files.put(avatar_key(avatar.avatar_id), encoded.png)
     await ctx.store.add_avatar(avatar)
     return avatar
 
@@ -65,14 +53,15 @@ async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
     avatar = await ctx.store.delete_avatar(owner_id, avatar_id)
     if avatar is None:
         raise NotFound(f"No avatar {avatar_id!r}.")
-    avatar_path(ctx, avatar_id).unlink(missing_ok=True)
+    await ctx.files.delete(avatar_key(avatar_id))
     return avatar
 
 
-async def public_avatar_png(ctx: Context, avatar_id: str) -> Path:
-    """The PNG of any avatar by id (public: pages show it without a key)."""
+async def public_avatar_png(ctx: Context, avatar_id: str) -> tuple[str, int]:
+    """The file key and size of any avatar's PNG (public: pages show it without a key)."""
+    key = avatar_key(avatar_id)
     avatar = await ctx.store.get_avatar(avatar_id)
-    path = avatar_path(ctx, avatar_id)
-    if avatar is None or not path.is_file():
+    size = None if avatar is None else await ctx.files.size(key)
+    if size is None:
         raise NotFound(f"No avatar {avatar_id!r}.")
-    return path
+    return key, size

@@ -1,4 +1,4 @@
-"""What domain functions are built from: settings, a store and a clock."""
+"""What domain functions are built from: settings, a store, a file store and a clock."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 
 from service.clock import Clock
+from service.domain.files import FileStore
 from service.domain.store import Store
 from service.settings import Settings
 
@@ -15,6 +16,7 @@ from service.settings import Settings
 class Context:
     settings: Settings
     store: Store
+    files: FileStore
     clock: Clock
     # Work that outlives a request (session preparation, last-used stamps): kept here so it
     # is not garbage-collected mid-flight and can be finished on shutdown.

@@ -56,3 +56,55 @@ class RateLimited(ServiceError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class IdempotencyKeyReused(ValidationFailed):
+    """An Idempotency-Key repeated with a different request."""
+
+
+class InvalidVideo(ServiceError):
+    """An uploaded video breaks an input limit; `details` = {limit, actual, allowed}."""
+
+
+class TargetNotLarger(ServiceError):
+    """The fitted output would not be larger than the source."""
+
+
+class Conflict(ServiceError):
+    """The request does not fit the resource's current state."""
+
+
+class TaskFinished(Conflict):
+    """A cancel of a task that already completed, failed or timed out."""
+
+
+class ResultExpired(Gone):
+    """A task's result is past its availability period (or was deleted)."""
+
+
+class Forbidden(ServiceError):
+    """A public link that does not grant what it is used for."""
+
+
+class SignatureInvalid(Forbidden):
+    """A signed file link whose signature does not verify."""
+
+
+class UrlExpired(Forbidden):
+    """A signed file link past its own expiry."""
+
+
+class RangeNotSatisfiable(ServiceError):
+    """A byte range outside the file; `size` goes into Content-Range."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
+class QueueFull(ServiceError):
+    """The owner has as many waiting tasks as the queue holds; retry after `retry_after` s."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import msgspec
@@ -114,3 +115,74 @@ class UsageTotals(msgspec.Struct, frozen=True):
     route_conversation_seconds: float = 0.0
     session_seconds: float = 0.0
     upscale_billable_seconds: float = 0.0
+
+
+class TaskError(msgspec.Struct, frozen=True):
+    code: str
+    message: str
+
+
+class WebhookTarget(msgspec.Struct, frozen=True):
+    """Where a task's final status is posted; the token is sent, never shown."""
+
+    url: str
+    token: str | None = None
+
+
+class WebhookOutcome(msgspec.Struct, frozen=True):
+    delivered: bool
+    attempted_ms: int
+    status_code: int | None = None
+    error: str | None = None
+
+
+class Task(msgspec.Struct, frozen=True):
+    """An asynchronous job. `version` grows with every write, so a write made from a stale
+    read is refused (see `TaskStore.save_task`); `params` is the kind's request, `input` what
+    was learned about its input, `result` what it produced."""
+
+    task_id: str
+    owner_id: str
+    kind: str
+    status: str
+    stage: str
+    created_ms: int
+    updated_ms: int
+    queued_ms: int  # its place in the queue: submission, or the time it was put back
+    params: dict[str, Any]
+    version: int = 1
+    progress: float = 0.0
+    input: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    error: TaskError | None = None
+    started_ms: int | None = None
+    finished_ms: int | None = None
+    worker_id: str | None = None
+    lease_until_ms: int | None = None
+    reruns: int = 0  # runs started again after their worker died
+    webhook: WebhookTarget | None = None
+    webhook_outcome: WebhookOutcome | None = None
+    readable_until_ms: int | None = None
+    result_deleted_ms: int | None = None
+
+
+class Delivery(msgspec.Struct, frozen=True):
+    """A webhook waiting in the outbox: written with the task's final status, sent once."""
+
+    task_id: str
+    owner_id: str
+    target: WebhookTarget
+    created_ms: int
+    attempts: int = 0
+
+
+class Admission(enum.Enum):
+    CREATED = "created"
+    REPEATED = "repeated"  # an Idempotency-Key seen before with the same request
+    KEY_REUSED = "key_reused"  # ... with a different request
+    QUEUE_FULL = "queue_full"
+
+
+class IdempotencyKey(msgspec.Struct, frozen=True):
+    key: str
+    fingerprint: str  # a digest of the request, to tell a repeat from a different request

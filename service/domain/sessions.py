@@ -10,9 +10,9 @@ from typing import Any
 from PIL import Image
 
 from service.domain.agents import check_avatar_ref, check_model, check_tools
-from service.domain.avatars import avatar_path
 from service.domain.context import Context
 from service.domain.errors import ValidationFailed
+from service.domain.files import avatar_key
 from service.domain.ids import new_id
 from service.domain.models import Session, UsageRecord
 from service.domain.ownership import require_owned
@@ -65,9 +65,8 @@ async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> 
 
 def _preparation_problem(ctx: Context, session: Session) -> str | None:
     """Load what the session needs; a reason it cannot run, or None."""
-    path = avatar_path(ctx, session.avatar_id)
     try:
-        with Image.open(path) as image:
+        with ctx.files.local_copy(avatar_key(session.avatar_id)) as path, Image.open(path) as image:
             image.verify()
     except (OSError, ValueError, SyntaxError):
         return f"the image of avatar {session.avatar_id} cannot be loaded"

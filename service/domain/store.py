@@ -8,17 +8,23 @@ what a full implementation provides."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from service.domain.models import (
+    Admission,
     Agent,
     ApiKey,
     Avatar,
+    Delivery,
+    IdempotencyKey,
     Owner,
     Route,
     Session,
+    Task,
     UsageRecord,
     UsageTotals,
+    WebhookOutcome,
 )
 from service.domain.pagination import PageRequest
 
@@ -93,7 +99,66 @@ class UsageStore(Protocol):
     async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals: ...
 
 
-class Store(AccountStore, CatalogStore, SessionStore, UsageStore, Protocol):
+class TaskStore(Protocol):
+    """Tasks. Every change is a compare-and-set on `Task.version`: `save_task` writes only if
+    the stored task is still at `expected_version` (else it returns False and the caller
+    re-reads), together with the webhook owed and the usage earned by a final status. A
+    PostgreSQL store would claim with `FOR UPDATE SKIP LOCKED`."""
+
+    async def add_task(
+        self,
+        task: Task,
+        idempotency: IdempotencyKey | None,
+        *,
+        queue_limit: int,
+        remembered_since_ms: int,
+    ) -> tuple[Admission, Task | None]:
+        """Insert `task` unless its Idempotency-Key (seen since `remembered_since_ms`) names an
+        earlier task, or the owner already has `queue_limit` tasks waiting; all atomically."""
+        ...
+
+    async def get_task(self, task_id: str) -> Task | None: ...
+    async def list_tasks(self, owner_id: str, kind: str, page: PageRequest) -> list[Task]: ...
+    async def queue_position(self, task: Task) -> int: ...
+    async def save_task(
+        self,
+        task: Task,
+        expected_version: int,
+        delivery: Delivery | None = None,
+        usage: UsageRecord | None = None,
+    ) -> bool: ...
+    async def claim_task(
+        self, worker_id: str, lease_until_ms: int, start: Callable[[Task], Task]
+    ) -> Task | None:
+        """Lease the oldest waiting task to `worker_id` and save `start(task)` (its move to
+        IN_PROGRESS) in the same transaction; None when nothing waits."""
+        ...
+
+    async def tasks_in_progress(self, lease_before_ms: int, limit: int) -> list[Task]: ...
+    async def results_past(self, now_ms: int, limit: int) -> list[Task]: ...
+    async def known_task_ids(self, task_ids: list[str]) -> set[str]: ...
+    async def forget_idempotency_keys(self, before_ms: int) -> int: ...
+    async def wait_for_tasks(self, timeout_s: float) -> None:
+        """Return soon after a task is queued or changed by any process, or after the timeout."""
+        ...
+
+
+class WebhookStore(Protocol):
+    """The outbox of webhooks owed by final tasks, and each owner's webhook secret nonce."""
+
+    async def claim_delivery(self, now_ms: int, claim_until_ms: int) -> Delivery | None: ...
+    async def record_delivery(
+        self, task_id: str, outcome: WebhookOutcome, done_ms: int
+    ) -> None: ...
+    async def release_delivery_claims(self) -> int: ...
+    async def wait_for_deliveries(self, timeout_s: float) -> None: ...
+    async def webhook_nonce(self, owner_id: str, fresh: str, now_ms: int) -> str: ...
+    async def rotate_webhook_nonce(self, owner_id: str, nonce: str, now_ms: int) -> None: ...
+
+
+class Store(
+    AccountStore, CatalogStore, SessionStore, UsageStore, TaskStore, WebhookStore, Protocol
+):
     """Everything the service keeps, as one implementation provides it."""
 
     async def close(self) -> None: ...

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 from service.domain import routes as route_domain
 from service.domain import sessions as session_domain
-from service.domain.avatars import avatar_path
 from service.domain.context import Context
+from service.domain.files import avatar_key
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -65,8 +65,8 @@ def _document(base_url: str, title: str, page_class: str, content: str, head: st
     )
 
 
-def _portrait(ctx: Context, base_url: str, avatar_id: str | None, label: str) -> str:
-    if avatar_id is not None and avatar_path(ctx, avatar_id).is_file():
+async def _portrait(ctx: Context, base_url: str, avatar_id: str | None, label: str) -> str:
+    if avatar_id is not None and await ctx.files.size(avatar_key(avatar_id)) is not None:
         src = f"{_prefix(base_url)}/avatars/{escape(avatar_id)}.png"
         return f'<img src="{src}" alt="{escape(label)}">'
     return _PLACEHOLDER.format(label=escape(label))
@@ -90,7 +90,7 @@ async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, s
     if agent.greeting:
         greeting = f'<p class="message assistant">{escape(agent.greeting)}</p>'
     content = _ROUTE.substitute(
-        portrait=_portrait(ctx, base_url, agent.avatar_id, agent.name),
+        portrait=await _portrait(ctx, base_url, agent.avatar_id, agent.name),
         name=escape(agent.name),
         greeting=greeting,
     )
@@ -108,7 +108,7 @@ async def session_page(ctx: Context, session_id: str, base_url: str) -> tuple[in
         return error_page("ended_session", base_url)
     state, state_text = _SESSION_STATES[status]
     content = _SESSION.substitute(
-        portrait=_portrait(ctx, base_url, session.avatar_id, "Avatar"),
+        portrait=await _portrait(ctx, base_url, session.avatar_id, "Avatar"),
         state=state,
         state_text=state_text,
         status_url=f"{_prefix(base_url)}/i/{escape(session_id)}/status",

@@ -175,7 +175,7 @@ def test_stop_of_a_timed_out_unswept_session_bills_the_maximum(make_api):
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
 def test_session_whose_avatar_cannot_load_stops_with_error(api, alice, wait_until, damage):
     avatar_id = api.avatar(alice)["avatar_id"]
-    path = api.ctx.settings.avatars_dir / f"{avatar_id}.png"
+    path = api.ctx.settings.data_dir / "avatars" / f"{avatar_id}.png"
     if damage == "missing":
         path.unlink()
     else:

@@ -40,14 +40,22 @@ class SqliteBase:
         migrate(self._reader, now_ms)
         self._writer = Writer(path)
         # Routes and agents: the reads behind every public page and route lookup.
-        self._catalog_changes = ChangeMarker(path.with_name(path.name + ".catalog-changed"))
+        self._catalog_changes = self._marker(path, "catalog")
         self._route_cache = MarkedCache(self._catalog_changes)
         self._agent_cache = MarkedCache(self._catalog_changes)
+        # What wakes idle task workers and the webhook sender in other processes.
+        self._task_changes = self._marker(path, "tasks")
+        self._delivery_changes = self._marker(path, "deliveries")
+
+    @staticmethod
+    def _marker(path: Path, topic: str) -> ChangeMarker:
+        return ChangeMarker(path.with_name(f"{path.name}.{topic}-changed"))
 
     async def close(self) -> None:
         self._writer.close()
         self._reader.close()
-        self._catalog_changes.close()
+        for marker in (self._catalog_changes, self._task_changes, self._delivery_changes):
+            marker.close()
 
     def _one(self, sql: str, params: tuple | list, build: Callable[[sqlite3.Row | tuple], T]):
         row = self._reader.execute(sql, params).fetchone()

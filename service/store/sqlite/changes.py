@@ -9,6 +9,7 @@ holds the value it had before the row was read."""
 
 from __future__ import annotations
 
+import asyncio
 import mmap
 import os
 import secrets
@@ -35,6 +36,14 @@ class ChangeMarker:
         """Record a change (call after the change is committed). Values never repeat, so a
         reader that cached under an older value can never see it again."""
         self._map[:_SIZE] = time.time_ns().to_bytes(8, "little") + secrets.token_bytes(8)
+
+    async def wait(self, timeout_s: float, poll_s: float = 0.01) -> None:
+        """Return once the marker changes (a change committed by any process) or after
+        `timeout_s`. Polling the mapped page costs no system call, so 10 ms is cheap."""
+        start = self.current()
+        deadline = time.monotonic() + timeout_s
+        while self.current() == start and time.monotonic() < deadline:
+            await asyncio.sleep(poll_s)
 
     def close(self) -> None:
         self._map.close()

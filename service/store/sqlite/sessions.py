@@ -43,7 +43,7 @@ def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> Non
     )
 
 
-def _insert_usage(conn: sqlite3.Connection, u: UsageRecord) -> None:
+def insert_usage(conn: sqlite3.Connection, u: UsageRecord) -> None:
     conn.execute(
         "INSERT INTO usage_records (usage_id, owner_id, kind, ref_id, started_ms, ended_ms,"
         " seconds, billable_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -61,7 +61,7 @@ def _stop(conn: sqlite3.Connection, session_id: str, stopped_ms: int, reason: st
     )
     if cursor.rowcount != 1:
         return False
-    _insert_usage(conn, usage)
+    insert_usage(conn, usage)
     return True
 
 
@@ -91,7 +91,7 @@ class SessionsMixin(SqliteBase):
         return await self._write(_stop, session_id, stopped_ms, reason, usage)
 
     async def add_usage(self, usage: UsageRecord) -> None:
-        await self._write(_insert_usage, usage)
+        await self._write(insert_usage, usage)
 
     async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]:
         sql = f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms <= ? LIMIT ?"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from service.store.sqlite.accounts import AccountsMixin
 from service.store.sqlite.catalog import CatalogMixin
 from service.store.sqlite.sessions import SessionsMixin
+from service.store.sqlite.tasks import TasksMixin
+from service.store.sqlite.webhooks import WebhooksMixin
 
 
-class SqliteStore(AccountsMixin, CatalogMixin, SessionsMixin):
+class SqliteStore(AccountsMixin, CatalogMixin, SessionsMixin, TasksMixin, WebhooksMixin):
     """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""

@@ -1,0 +1,68 @@
+"""The file store interface: named blobs the service keeps (uploaded inputs, results, avatar
+images). A local directory implements it today (`service.store.files`); an S3-compatible store
+can implement it later. Keys are built here, so no caller knows where a blob lives."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+
+def upload_key(task_id: str) -> str:
+    return f"uploads/{task_id}.mp4"
+
+
+def result_key(task_id: str) -> str:
+    return f"results/{task_id}/output.mp4"
+
+
+def avatar_key(avatar_id: str) -> str:
+    return f"avatars/{avatar_id}.png"
+
+
+UPLOADS = "uploads/"
+
+
+class BlobWriter(Protocol):
+    """A blob being written; it exists under its key only after `commit`."""
+
+    async def write(self, chunk: bytes) -> None: ...
+    async def commit(self) -> int:
+        """Publish the blob; returns its size."""
+        ...
+
+    async def abort(self) -> None:
+        """Forget what was written (safe to call after commit or twice)."""
+        ...
+
+
+class FileStore(Protocol):
+    def writer(self, key: str) -> BlobWriter: ...
+    async def put(self, key: str, data: bytes) -> None: ...
+    async def size(self, key: str) -> int | None:
+        """The blob's size, or None when there is none."""
+        ...
+
+    def read(self, key: str, start: int, end: int) -> AsyncIterator[bytes]:
+        """Bytes [start, end) of the blob, in chunks."""
+        ...
+
+    async def delete(self, key: str | None) -> None:
+        """Remove the blob (and nothing happens when there is none, or `key` is None)."""
+        ...
+
+    def local_copy(self, key: str) -> AbstractContextManager[Path]:
+        """A file on this machine holding the blob, for code that needs a path (the video
+        engine); for a local store, the blob itself."""
+        ...
+
+    def local_target(self, key: str) -> AbstractContextManager[Path]:
+        """A path on this machine to write the blob to; it is published under `key` when the
+        block exits without an error, and nothing is left behind when it raises."""
+        ...
+
+    async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
+        """Keys under `prefix` last written before `older_than_ms` (for the janitor)."""
+        ...

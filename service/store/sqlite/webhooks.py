@@ -1,0 +1,92 @@
+"""The webhook outbox and the generation of each owner's webhook secret.
+
+A delivery is claimed for a while before it is sent; a sender that dies mid-send leaves its
+claim to lapse, and the delivery is sent again (with the same webhook id) after that."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import msgspec
+
+from service.domain.models import Delivery, WebhookOutcome, WebhookTarget
+from service.store.sqlite.base import SqliteBase, dump_json
+
+_TARGET = msgspec.json.Decoder(WebhookTarget)
+
+
+def _delivery(row: tuple) -> Delivery:
+    task_id, owner_id, target, created_ms, attempts = row
+    return Delivery(task_id, owner_id, _TARGET.decode(target), created_ms, attempts)
+
+
+def _claim_delivery(conn: sqlite3.Connection, now_ms: int, claim_until_ms: int) -> Delivery | None:
+    row = conn.execute(
+        "UPDATE webhook_outbox SET claimed_until_ms = ?, attempts = attempts + 1"
+        " WHERE task_id = (SELECT task_id FROM webhook_outbox WHERE done_ms IS NULL"
+        " AND (claimed_until_ms IS NULL OR claimed_until_ms <= ?) ORDER BY created_ms LIMIT 1)"
+        " RETURNING task_id, owner_id, target, created_ms, attempts",
+        (claim_until_ms, now_ms),
+    ).fetchone()
+    return None if row is None else _delivery(row)
+
+
+def _record_delivery(
+    conn: sqlite3.Connection, task_id: str, outcome: WebhookOutcome, done_ms: int
+) -> None:
+    conn.execute("UPDATE webhook_outbox SET done_ms = ? WHERE task_id = ?", (done_ms, task_id))
+    conn.execute(
+        "UPDATE tasks SET webhook_outcome = ?, version = version + 1 WHERE task_id = ?",
+        (dump_json(outcome), task_id),
+    )
+
+
+def _release_claims(conn: sqlite3.Connection) -> int:
+    return conn.execute(
+        "UPDATE webhook_outbox SET claimed_until_ms = NULL"
+        " WHERE done_ms IS NULL AND claimed_until_ms IS NOT NULL"
+    ).rowcount
+
+
+def _set_nonce(conn: sqlite3.Connection, owner_id: str, nonce: str, now_ms: int) -> None:
+    conn.execute(
+        "INSERT INTO webhook_secrets (owner_id, nonce, created_ms) VALUES (?, ?, ?)"
+        " ON CONFLICT (owner_id) DO UPDATE SET nonce = excluded.nonce,"
+        " created_ms = excluded.created_ms",
+        (owner_id, nonce, now_ms),
+    )
+
+
+def _first_nonce(conn: sqlite3.Connection, owner_id: str, nonce: str, now_ms: int) -> str:
+    conn.execute(
+        "INSERT OR IGNORE INTO webhook_secrets (owner_id, nonce, created_ms) VALUES (?, ?, ?)",
+        (owner_id, nonce, now_ms),
+    )
+    sql = "SELECT nonce FROM webhook_secrets WHERE owner_id = ?"
+    return conn.execute(sql, (owner_id,)).fetchone()[0]
+
+
+class WebhooksMixin(SqliteBase):
+    async def claim_delivery(self, now_ms: int, claim_until_ms: int) -> Delivery | None:
+        return await self._write(_claim_delivery, now_ms, claim_until_ms)
+
+    async def record_delivery(self, task_id: str, outcome: WebhookOutcome, done_ms: int) -> None:
+        await self._write(_record_delivery, task_id, outcome, done_ms)
+
+    async def release_delivery_claims(self) -> int:
+        return await self._write(_release_claims)
+
+    async def wait_for_deliveries(self, timeout_s: float) -> None:
+        await self._delivery_changes.wait(timeout_s)
+
+    async def webhook_nonce(self, owner_id: str, fresh: str, now_ms: int) -> str:
+        """The owner's current nonce; `fresh` becomes it when the owner has none yet."""
+        row = self._reader.execute(
+            "SELECT nonce FROM webhook_secrets WHERE owner_id = ?", (owner_id,)
+        ).fetchone()
+        if row is not None:
+            return row[0]
+        return await self._write(_first_nonce, owner_id, fresh, now_ms)
+
+    async def rotate_webhook_nonce(self, owner_id: str, nonce: str, now_ms: int) -> None:
+        await self._write(_set_nonce, owner_id, nonce, now_ms)
