@@ -85,10 +85,15 @@ def _serve_locked(settings: Settings) -> int:
 
 
 async def _bootstrap(settings: Settings) -> str | None:
+    """Make the first key of an empty data dir, and take back what a previous run left
+    running (the data dir's lock says no worker of it is alive)."""
+    from service.domain.janitor import recover_after_restart
     from service.domain.keys import bootstrap
+    from service.domain.kinds import task_kinds
     from service.runtime import open_context
 
     async with open_context(settings) as ctx:
+        await recover_after_restart(ctx, task_kinds())
         return await bootstrap(ctx.store, ctx.clock)
 
 
@@ -116,10 +121,15 @@ def _supervise(settings: Settings) -> None:
     from service.workers.http import run_http
     from service.workers.supervisor import Role, Supervisor
     from service.workers.sweeper import run_sweeper
+    from service.workers.tasks import run_task_worker
 
     logging.basicConfig(level=logging.INFO, format="[%(levelname)s] %(name)s: %(message)s")
     roles = [
         Role("avatar-http", run_http, (settings,)),
         Role("avatar-sweeper", run_sweeper, (settings,)),
+        *(
+            Role(f"avatar-task-{n}", run_task_worker, (settings,))
+            for n in range(1, settings.task_workers + 1)
+        ),
     ]
     Supervisor(roles).run()

@@ -70,13 +70,17 @@ def move(task: Task, status: str, now_ms: int, **changes: Any) -> Task:
         fields |= {"finished_ms": now_ms, "worker_id": None, "lease_until_ms": None}
     if status == COMPLETED:
         fields["progress"] = 1.0
-    return update(task, now_ms, **(fields | changes))
+    return _next_version(task, now_ms, fields | changes)
 
 
 def update(task: Task, now_ms: int, **changes: Any) -> Task:
-    """`task` with `changes` (never its status: see `move`), as the next version."""
-    if changes.get("status", task.status) != task.status and "stage" not in changes:
+    """`task` with `changes` other than its status, as its next version."""
+    if "status" in changes:
         raise InvalidMove("a status changes only through move()")
+    return _next_version(task, now_ms, changes)
+
+
+def _next_version(task: Task, now_ms: int, changes: dict[str, Any]) -> Task:
     return msgspec.structs.replace(task, updated_ms=now_ms, version=task.version + 1, **changes)
 
 

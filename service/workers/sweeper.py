@@ -1,6 +1,7 @@
 """The one sweeper of `serve`: closes sessions that reached their maximum duration (recording
-their usage) and prepares sessions whose worker died before it could. It runs as a role of the
-supervisor, so there is exactly one however many HTTP workers run."""
+their usage), prepares sessions whose worker died before it could, and tidies tasks and files
+(see `service.domain.janitor`). It runs as a role of the supervisor, so there is exactly one
+however many HTTP workers run."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import asyncio
 import contextlib
 import logging
 
+from service.domain.context import Context
+from service.domain.janitor import tidy
+from service.domain.kinds import task_kinds
 from service.domain.sessions import sweep
 from service.runtime import open_context
 from service.settings import Settings
@@ -16,13 +20,18 @@ from service.workers.supervisor import run_until_terminated
 log = logging.getLogger("service.sweeper")
 
 
+async def tidy_tasks(ctx: Context) -> None:
+    await tidy(ctx, task_kinds())
+
+
 async def _sweep_until(settings: Settings, stop: asyncio.Event) -> None:
     async with open_context(settings) as ctx:
         while not stop.is_set():
-            try:
-                await sweep(ctx)
-            except Exception:  # a failed pass must not end sweeping; the next one retries
-                log.exception("session sweep failed")
+            for name, step in (("session sweep", sweep), ("task tidying", tidy_tasks)):
+                try:
+                    await step(ctx)
+                except Exception:  # a failed pass must not end sweeping; the next one retries
+                    log.exception("%s failed", name)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), settings.sweep_interval_s)
 

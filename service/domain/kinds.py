@@ -1,0 +1,10 @@
+"""The kinds of task a worker can run, by name."""
+
+from __future__ import annotations
+
+from service.domain.task_runs import TaskKind
+from service.domain.upscale import Upscale
+
+
+def task_kinds() -> dict[str, TaskKind]:
+    return {kind.name: kind for kind in (Upscale(),)}
