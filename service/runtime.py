@@ -4,14 +4,47 @@ background workers all open it here, so each process is wired the same way."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from service.clock import Clock, SystemClock
 from service.domain.context import Context
 from service.settings import Settings
 from service.store.files import LocalFileStore
 from service.store.sqlite import SqliteStore
+
+
+SIGNING_KEY_FILE = "signing.key"
+
+
+def signing_key(settings: Settings) -> bytes:
+    """AVATAR_SIGNING_KEY, else the key kept in the data dir (made on first use, readable by
+    this user only). It signs file links and derives webhook secrets: changing it voids both."""
+    if settings.signing_key:
+        return settings.signing_key.encode()
+    path = settings.data_dir / SIGNING_KEY_FILE
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read_key(path)
+    with os.fdopen(fd, "w") as file:
+        file.write(secrets.token_urlsafe(32))
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    # Another process may be writing it this instant: wait for the whole key.
+    for _ in range(100):
+        key = path.read_bytes().strip()
+        if len(key) >= 32:
+            return key
+        time.sleep(0.01)
+    raise OSError(f"{path} does not hold a signing key; delete it to make a new one")
 
 
 @asynccontextmanager
@@ -21,7 +54,9 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
     clock = clock or SystemClock()
     store = SqliteStore(settings.database_path, clock.now_ms())
     files = LocalFileStore(settings.data_dir)
-    ctx = Context(settings=settings, store=store, files=files, clock=clock)
+    ctx = Context(
+        settings=settings, store=store, files=files, clock=clock, signing_key=signing_key(settings)
+    )
     try:
         yield ctx
     finally:

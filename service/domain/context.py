@@ -18,6 +18,8 @@ class Context:
     store: Store
     files: FileStore
     clock: Clock
+    # Signs file links and derives each owner's webhook secret (see service.runtime).
+    signing_key: bytes
     # Work that outlives a request (session preparation, last-used stamps): kept here so it
     # is not garbage-collected mid-flight and can be finished on shutdown.
     background: set[asyncio.Task] = field(default_factory=set)
