@@ -17,7 +17,6 @@ from service.settings import Settings
 from service.store.files import LocalFileStore
 from service.store.sqlite import SqliteStore
 
-
 SIGNING_KEY_FILE = "signing.key"
 
 
