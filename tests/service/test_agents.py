@@ -133,12 +133,15 @@ def test_custom_agent_fields_and_write_only_token(api, alice):
     assert plain["runtime_kind"] == "managed_agent" and plain["description"] is None
 
 
+CUSTOM = {"runtime_kind": "custom_agent"}
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"runtime_kind": "custom_agent", "custom_agent_protocol": "openai_chat"}, "custom_agent_url"),
-        ({"runtime_kind": "custom_agent", "custom_agent_url": "https://a.example"}, "custom_agent_protocol"),
-        ({"runtime_kind": "custom_agent", "custom_agent_url": "http://a.example",
+        ({**CUSTOM, "custom_agent_protocol": "openai_chat"}, "custom_agent_url"),
+        ({**CUSTOM, "custom_agent_url": "https://a.example"}, "custom_agent_protocol"),
+        ({**CUSTOM, "custom_agent_url": "http://a.example",
           "custom_agent_protocol": "openai_chat"}, "custom_agent_url"),
         ({"runtime_kind": "remote"}, "runtime_kind"),
         ({"custom_agent_protocol": "grpc"}, "custom_agent_protocol"),
