@@ -41,6 +41,7 @@ X264_PRESETS = (
     "veryslow",
     "placebo",
 )
+MAX_CRF = 51  # libx264's constant rate factor runs from 0 (lossless) to 51
 _DECODED_FRAMES = 4
 _SCALED_FRAMES = 3
 # Output frames are recycled: one being resampled, the queued ones, one in the encoder call.
@@ -84,8 +85,8 @@ def _check_options(src: Path, dst: Path, filter: str, kernel: str, preset: str, 
     check_names(filter, kernel)
     if preset not in X264_PRESETS:
         raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(X264_PRESETS)}")
-    if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= 51:
-        raise ValueError(f"crf must be a number from 0 to 51, not {crf!r}")
+    if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= MAX_CRF:
+        raise ValueError(f"crf must be a number from 0 to {MAX_CRF}, not {crf!r}")
     if dst.exists() and dst.resolve() == src.resolve():
         raise ValueError("the output path must differ from the input path")
 
