@@ -104,7 +104,7 @@ def upscale(
     cancel: CancelEvent | None = None,
     max_file_size: int = MAX_FILE_SIZE,
 ) -> UpscaleResult:
-    """Upscale the MP4 `src` to fit the `resolution` box and write the MP4 `dst` (SPEC 9, 12).
+    """Upscale the MP4 `src` to fit the `resolution` box and write the MP4 `dst`.
 
     Raises InvalidVideo for a breached input limit (before any output is written for the
     header-visible ones), TargetNotLarger, Canceled when `cancel.is_set()` (checked at least

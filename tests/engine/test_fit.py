@@ -1,4 +1,4 @@
-"""engine.fit_box against SPEC section 9: worked examples, properties, and every size to 4096."""
+"""engine.fit_box: worked examples of the API documentation, properties, and every size to 4096."""
 
 from __future__ import annotations
 
