@@ -1,7 +1,7 @@
 """`engine.probe`: read an upload's headers into a `VideoInfo` and check every input limit.
 
-Limits (docs/api.md lists them for API users). Each breach raises `InvalidVideo` whose `limit`
-is one of these stable identifiers (the service shows them to API users):
+Limits. Each breach raises `InvalidVideo` whose `limit` is one of these stable identifiers
+(the service shows them to API users):
 
 Seen in the headers by `probe`:
     file_size, container, video_codec, bit_depth, pixel_format, transfer, field_order,
