@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 import av
 
@@ -29,18 +29,11 @@ from engine.video.planes import FrameScaler, plane_targets
 from engine.video.probe import VideoInfo, plan, probe
 from engine.video.stages import END, Channel, StageThreads, Stopped
 
-X264_PRESETS = (
-    "ultrafast",
-    "superfast",
-    "veryfast",
-    "faster",
-    "fast",
-    "medium",
-    "slow",
-    "slower",
-    "veryslow",
-    "placebo",
-)
+Preset = Literal[
+    "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+    "veryslow", "placebo",
+]  # fmt: skip
+X264_PRESETS: tuple[Preset, ...] = get_args(Preset)
 MAX_CRF = 51  # libx264's constant rate factor runs from 0 (lossless) to 51
 _DECODED_FRAMES = 4
 _SCALED_FRAMES = 3

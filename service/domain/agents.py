@@ -1,4 +1,4 @@
-"""Agents (SPEC 3): stored avatar configurations."""
+"""Agents (docs/api.md, "Agents"): stored avatar configurations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Avatars (SPEC 2a): uploaded images kept as PNG files in the data dir."""
+"""Avatars (docs/api.md, "Avatars"): uploaded images kept as PNG blobs of the file store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agent bodies (SPEC 3)."""
+"""Agent bodies (docs/api.md, "Agents")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Interactive session bodies (SPEC 6)."""
+"""Interactive session bodies (docs/api.md, "Interactive sessions")."""
 
 from __future__ import annotations
 

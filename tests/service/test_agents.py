@@ -1,4 +1,4 @@
-"""SPEC 3: agents."""
+"""Agents."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """No input yields a 500: every endpoint is fuzzed with malformed and hostile requests
 (hypothesis), and schemathesis checks the API against its own OpenAPI document.
 
-4xx answers on the API must carry the SPEC 1 error body; the HTML pages answer 200/404/410."""
+4xx answers on the API must carry the API's error body; the HTML pages answer 200/404/410."""
 
 from __future__ import annotations
 
@@ -373,7 +373,7 @@ def api_schema(world):
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(method="POST", path="/v1/avatars")
 
 
-# Checks that do not apply here: the SPEC refuses some schema-valid values on meaning (an
+# Checks that do not apply here: the API refuses some schema-valid values on meaning (an
 # avatar_id that names no avatar, a model not in AVATAR_MODELS) with 422; Litestar 2's
 # automatic OPTIONS answer lists only one handler's methods (litestar-org/litestar#4169); and
 # the ignored-auth probes need a network transport (the hypothesis test above covers auth).
