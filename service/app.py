@@ -17,6 +17,7 @@ from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, avatar_png
 from service.api.errors import EXCEPTION_HANDLERS
 from service.api.frontdoor import front_door
+from service.api.generation import GenerationController
 from service.api.health import healthz
 from service.api.openapi import document_errors
 from service.api.pages import PagesController
@@ -55,6 +56,7 @@ def _api_router() -> Router:
         route_handlers=[
             AvatarsController,
             AgentsController,
+            GenerationController,
             AgentRoutesController,
             RoutesController,
             SessionsController,

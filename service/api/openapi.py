@@ -16,14 +16,19 @@ _DESCRIPTIONS = {
     "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
+    "409": "TASK_FINISHED: the task already completed, failed or timed out.",
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
+    "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
+_DECLARED = {"409", "503"}
 
 
 def _error_statuses(path: str, operation: Operation) -> list[str]:
-    statuses = {"404"} if "{" in path else set()
+    # Statuses only some handlers answer, which they declare themselves (`responses=`).
+    declared = {code for code in operation.responses or {} if code in _DECLARED}
+    statuses = declared | ({"404"} if "{" in path else set())
     if any(getattr(p, "param_in", None) == "query" for p in operation.parameters or []):
         statuses.add("422")
     if operation.request_body is not None:

@@ -54,11 +54,15 @@ ENDPOINTS = [
     ("GET", "/v1/interactive/sessions/{session_id}"),
     ("POST", "/v1/interactive/stop_sessions"),
     ("GET", "/v1/usage"),
+    ("POST", "/v1/avatar/async_generate"),
+    ("GET", "/v1/avatar/async_generate/{task_id}/status"),
+    ("POST", "/v1/avatar/async_generate/{task_id}/cancel"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
+    "prompt", "width", "height", "seed", "webhook",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v"]
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -89,12 +93,14 @@ class World:
         agent = self.post_ok("/v1/agents", json={"name": "F", "avatar_id": avatar})["agent_id"]
         route = self.post_ok(f"/v1/agents/{agent}/routes", json={})["id"]
         session = self.post_ok("/v1/interactive/start_session", json={"avatar_id": avatar})
+        task = self.post_ok("/v1/avatar/async_generate", json={"prompt": "a fuzzer"})["task_id"]
         return {
             "avatar_id": avatar,
             "file_name": f"{avatar}.png",
             "agent_id": agent,
             "route_id": route,
             "session_id": session["session"]["session_id"],
+            "task_id": task,
             "name": "pages.css",
         }
 
@@ -113,7 +119,8 @@ def png(width: int, height: int, fmt: str = "PNG") -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     data_dir = tmp_path_factory.mktemp("fuzz")
-    app = create_app(load_settings({}, data_dir=data_dir, rate_limit=1e9))
+    # No worker runs here, so generation tasks pile up: the queue must not fill (503).
+    app = create_app(load_settings({}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000))
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client)
 
@@ -160,6 +167,9 @@ HOSTILE_BODIES = [
     b'{"tools": {"a": "' + b"x" * 70_000 + b'"}}',
     b'{"session_ids": [' + b'"a",' * 100 + b'"b"]}',
     b'{"session_ids": [], "avatar_id": null, "label": null}',
+    b'{"prompt": "p", "width": 1e400, "seed": 9223372036854775808}',
+    b'{"prompt": "p", "webhook": {"url": "https://[::1", "auth_token": null}}',
+    b'{"prompt": "p", "webhook": {"url": "https://x:0/"}}',
     b"[" * DEEP + b"]" * DEEP,
     b'{"tools": ' + b"[" * DEEP + b"]" * DEEP + b"}",
     b'{"tools": ' + b'{"a":' * 3_000 + b"1" + b"}" * 3_000 + b"}",

@@ -1,0 +1,23 @@
+"""The `Idempotency-Key` header of task submissions: 1 to 255 printable ASCII characters."""
+
+from __future__ import annotations
+
+import re
+
+from litestar import Request
+
+from service.domain.errors import ValidationFailed
+from service.domain.models import IdempotencyKey
+
+HEADER = "Idempotency-Key"
+_KEY = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+def idempotency_key(request: Request, fingerprint: str) -> IdempotencyKey | None:
+    """The submission's key with the fingerprint of its request; None without the header."""
+    value = request.headers.get(HEADER)
+    if value is None:
+        return None
+    if not _KEY.fullmatch(value):
+        raise ValidationFailed.field(HEADER, "must be 1 to 255 printable ASCII characters")
+    return IdempotencyKey(value, fingerprint)
