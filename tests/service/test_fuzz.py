@@ -57,6 +57,9 @@ ENDPOINTS = [
     ("POST", "/v1/avatar/async_generate"),
     ("GET", "/v1/avatar/async_generate/{task_id}/status"),
     ("POST", "/v1/avatar/async_generate/{task_id}/cancel"),
+    ("GET", "/v1/conversations"),
+    ("GET", "/v1/conversations/{conversation_id}"),
+    ("POST", "/v1/conversations/{conversation_id}/delete"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
@@ -64,7 +67,7 @@ FIELDS = [
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook",
 ]  # fmt: skip
-QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v"]
+QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id"]
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Derandomized: every run draws the same examples, so a failure reproduces and a pass is not luck.
 FUZZ = settings(
@@ -94,7 +97,15 @@ class World:
         route = self.post_ok(f"/v1/agents/{agent}/routes", json={})["id"]
         session = self.post_ok("/v1/interactive/start_session", json={"avatar_id": avatar})
         task = self.post_ok("/v1/avatar/async_generate", json={"prompt": "a fuzzer"})["task_id"]
+        # The socket fuzzing talks through a route of its own, which no fuzzed path can name.
+        talker = self.post_ok("/v1/agents", json={"name": "T", "greeting": "Hi"})["agent_id"]
+        talk = self.post_ok(f"/v1/agents/{talker}/routes", json={})["id"]
+        with self.client.websocket_connect(f"/r/{talk}/ws") as ws:
+            ws.receive_json()
+        conversations = self.client.get("/v1/conversations", headers=self.auth).json()
         return {
+            "talk_route_id": talk,
+            "conversation_id": conversations["data"]["items"][0]["conversation_id"],
             "avatar_id": avatar,
             "file_name": f"{avatar}.png",
             "agent_id": agent,
@@ -407,3 +418,29 @@ def test_api_matches_its_openapi_document(case, world):
     response.request.read()  # schemathesis reads the sent body (multipart is streamed)
     case.validate_response(response, excluded_checks=EXCLUDED_CHECKS)
     assert_no_server_error(response, "")
+
+
+# The conversation sockets: no frame a visitor sends ends the conversation or the server.
+
+socket_frames = st.one_of(
+    st.text(max_size=300),
+    json_values.map(json.dumps),
+    st.builds(lambda text: json.dumps({"type": "message", "text": text}), st.text(max_size=4100)),
+    st.sampled_from(['{"type": "message", "text": null}', '{"type": []}', "[]", "\x00", "{" * 500]),
+)
+
+
+@FUZZ
+@given(frames=st.lists(socket_frames, min_size=1, max_size=4))
+def test_no_socket_frame_breaks_the_conversation(world, frames):
+    with world.client.websocket_connect(f"/r/{world.ids['talk_route_id']}/ws") as ws:
+        assert ws.receive_json()["state"] == "ready"
+        assert ws.receive_json()["type"] == "message"  # the greeting
+        for frame in frames:
+            ws.send_text(frame)
+            answer = ws.receive_json()
+            while answer["type"] == "delta":
+                answer = ws.receive_json()
+            assert answer["type"] in ("error", "message", "pong"), answer
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}
