@@ -178,13 +178,15 @@ async def close(ctx: Context, conversation: Conversation, reason: str, ended_ms:
     return await ctx.store.close_conversation(conversation, ended_ms, reason, usage)
 
 
-async def close_quiet(ctx: Context, batch: int = 500) -> int:
+async def close_quiet(ctx: Context, quiet_since_ms: int | None = None) -> int:
     """Close conversations whose worker stopped stamping them (it died): they end, and are
-    billed, at their last stamp. Run by the sweeper."""
+    billed, at their last stamp. Run by the sweeper, and on start-up for all that are open."""
     closed = 0
-    quiet_before = ctx.clock.now_ms() - QUIET_MS
-    for conversation in await ctx.store.conversations_gone_quiet(quiet_before, batch):
-        closed += await close(ctx, conversation, "lost", conversation.alive_ms)
+    if quiet_since_ms is None:
+        quiet_since_ms = ctx.clock.now_ms() - QUIET_MS
+    while found := await ctx.store.conversations_gone_quiet(quiet_since_ms, 500):
+        for conversation in found:
+            closed += await close(ctx, conversation, "lost", conversation.alive_ms)
     return closed
 
 
