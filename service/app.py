@@ -24,6 +24,7 @@ from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
 from service.api.usage import get_usage
+from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.runtime import open_context
 from service.settings import Settings, load_settings
@@ -59,6 +60,7 @@ def _api_router() -> Router:
             RoutesController,
             SessionsController,
             get_usage,
+            WebhooksController,
         ],
         security=[{"BearerAuth": []}],
     )

@@ -54,6 +54,8 @@ ENDPOINTS = [
     ("GET", "/v1/interactive/sessions/{session_id}"),
     ("POST", "/v1/interactive/stop_sessions"),
     ("GET", "/v1/usage"),
+    ("GET", "/v1/webhooks/secret"),
+    ("POST", "/v1/webhooks/secret/rotate"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
