@@ -27,6 +27,7 @@ from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
 from service.api.usage import get_usage
+from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.domain.live import LiveConversations
 from service.runtime import open_context
@@ -65,6 +66,7 @@ def _api_router() -> Router:
             SessionsController,
             ConversationsController,
             get_usage,
+            WebhooksController,
         ],
         security=[{"BearerAuth": []}],
     )

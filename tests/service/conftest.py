@@ -1,5 +1,6 @@
 """Fixtures: an app built from the factory over a temporary data dir, a clock the test moves,
-API keys for several owners, and real `avatar-service serve` processes on loopback."""
+API keys for several owners, real `avatar-service serve` processes on loopback, and webhook
+receivers on loopback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -15,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -95,6 +98,104 @@ def wait_until_fixture() -> Callable[..., None]:
 @pytest.fixture(name="png_bytes")
 def png_bytes_fixture() -> Callable[..., bytes]:
     return png_bytes
+
+
+# A webhook receiver on loopback
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+
+
+class Receiver:
+    """An HTTP(S) server in a thread that records each request and answers `status` (a 3xx
+    with a Location); the first `hang_first` requests are answered only once released."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.requests: list[Received] = []
+        self.status = 200
+        self.hang_first = 0
+        self.server_names: list[str | None] = []  # the TLS SNI of each handshake
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        if tls is not None:
+            tls.sni_callback = lambda sock, name, context: self.server_names.append(name)
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def url(self, host: str = "127.0.0.1", scheme: str = "http", path: str = "/hook") -> str:
+        return f"{scheme}://{host}:{self.port}{path}"
+
+    def wait_for(self, count: int, timeout: float = 30.0) -> list[Received]:
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count:
+            assert time.monotonic() < deadline, f"{len(self.requests)} of {count} arrived"
+            time.sleep(0.01)
+        return list(self.requests)
+
+    def take(self, request: Received) -> bool:
+        """Record `request`; whether to hold its answer."""
+        with self._lock:
+            self.requests.append(request)
+            return len(self.requests) <= self.hang_first
+
+    def hold(self) -> None:
+        self._released.wait(60)
+
+    def release(self) -> None:
+        self._released.set()
+
+    def close(self) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            if receiver.take(Received(self.path, headers, body)):
+                receiver.hold()
+            try:
+                self.send_response(receiver.status)
+                if 300 <= receiver.status < 400:
+                    self.send_header("Location", receiver.url(path="/moved"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            except OSError:  # the sender gave up on a held answer
+                pass
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def make_receiver() -> Iterator[Callable[..., Receiver]]:
+    """Start receivers (HTTPS when given a server-side TLS context); all close at the end."""
+    started: list[Receiver] = []
+
+    def start(tls: ssl.SSLContext | None = None) -> Receiver:
+        started.append(Receiver(tls))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
+def receiver(make_receiver) -> Receiver:
+    return make_receiver()
 
 
 @pytest.fixture

@@ -60,6 +60,8 @@ ENDPOINTS = [
     ("GET", "/v1/conversations"),
     ("GET", "/v1/conversations/{conversation_id}"),
     ("POST", "/v1/conversations/{conversation_id}/delete"),
+    ("GET", "/v1/webhooks/secret"),
+    ("POST", "/v1/webhooks/secret/rotate"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
