@@ -23,6 +23,7 @@ from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
+from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
 from service.clock import Clock
 from service.runtime import open_context
@@ -49,7 +50,7 @@ def _openapi(settings: Settings) -> OpenAPIConfig:
     )
 
 
-def _api_router() -> Router:
+def _api_router(settings: Settings) -> Router:
     return Router(
         path="/v1",
         route_handlers=[
@@ -59,6 +60,7 @@ def _api_router() -> Router:
             RoutesController,
             SessionsController,
             get_usage,
+            upscale_router(settings),
         ],
         security=[{"BearerAuth": []}],
     )
@@ -95,7 +97,7 @@ def create_app(
             yield
 
     return ServiceApp(
-        route_handlers=[_api_router(), healthz, avatar_png, PagesController],
+        route_handlers=[_api_router(settings), healthz, avatar_png, result_file, PagesController],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         openapi_config=_openapi(settings),

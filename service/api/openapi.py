@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Litestar
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Reference
 
 from service.api.errors import ErrorBody
@@ -15,11 +16,26 @@ from service.api.errors import ErrorBody
 _DESCRIPTIONS = {
     "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
+    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
+    "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
+    "410": "RESULT_EXPIRED: the result is past its availability, or was deleted.",
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
+    "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
+    "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
+    "503": "QUEUE_FULL: the queue holds as many of your tasks as it may; see Retry-After.",
 }
+
+
+def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """`responses=` for a handler that can answer these error statuses besides the ones
+    every endpoint of its shape can (see `_error_statuses`); `document_errors` gives them the
+    error body."""
+    return {
+        status: ResponseSpec(None, description=_DESCRIPTIONS[str(status)]) for status in statuses
+    }
 
 
 def _error_statuses(path: str, operation: Operation) -> list[str]:
@@ -54,11 +70,13 @@ def document_errors(app: Litestar) -> None:
             operation = getattr(item, method, None)
             if operation is None:
                 continue
+            declared = operation.responses or {}
             responses = {
                 code: response
-                for code, response in (operation.responses or {}).items()
+                for code, response in declared.items()
                 if not code.startswith(("4", "5"))
             }
-            for status in _error_statuses(path, operation):
+            errors = {code for code in declared if code.startswith(("4", "5"))}
+            for status in sorted(errors | set(_error_statuses(path, operation))):
                 responses[status] = _error_response(status)
             operation.responses = responses
