@@ -71,9 +71,7 @@ class UpscaleController(Controller):
     ) -> TaskSubmittedEnvelope:
         task = await _submit(request, resolution, idempotency_key)
         url = status_url(public_base(request), task.task_id)
-        return TaskSubmittedEnvelope(
-            TaskSubmitted(task_id=task.task_id, status=task.status, status_url=url)
-        )
+        return TaskSubmittedEnvelope(TaskSubmitted.of(task, url))
 
     @get()
     async def list_upscales(

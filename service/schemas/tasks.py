@@ -17,6 +17,10 @@ class TaskSubmitted(msgspec.Struct, kw_only=True):
     status: str
     status_url: str
 
+    @classmethod
+    def of(cls, task: models.Task, status_url: str) -> TaskSubmitted:
+        return cls(task_id=task.task_id, status=task.status, status_url=status_url)
+
 
 class TaskSubmittedEnvelope(msgspec.Struct):
     data: TaskSubmitted
