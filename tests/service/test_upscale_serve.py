@@ -99,6 +99,10 @@ def test_an_upload_over_the_limit_is_refused_while_it_streams(start_serve, poll)
     assert "PAYLOAD_TOO_LARGE" in answer
     uploads = Path(server.data_dir) / "uploads"
     poll(lambda: files_in(uploads) == [], timeout=10)
+    # A Content-Length past the route's body limit is refused before any of the body is read.
+    with _raw_upload(server.port, server.key, 10_000_000, b"") as sock:
+        answer = _answer(sock)
+    assert answer.startswith("HTTP/1.1 413") and "PAYLOAD_TOO_LARGE" in answer, answer
 
 
 def test_a_client_gone_mid_upload_leaves_nothing(start_serve, poll):
