@@ -13,21 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.server import Server, api_call
+
 RATE_LIMIT = "1000000"
-KEY_LINE = re.compile(r"^(ak_\S+)\s*$", re.MULTILINE)
 
 # Reports wrk's own statistics as one JSON line (latencies in microseconds).
 _LUA = """
@@ -64,73 +60,9 @@ class Result:
     socket_errors: int
 
 
-class Server:
-    """`avatar-service serve` in its own process group, output kept in the data dir."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = data_dir / "serve.log"
-        env = {**os.environ, "AVATAR_RATE_LIMIT": RATE_LIMIT}
-        command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
-        command += ["--port", str(self.port), "--data-dir", str(data_dir / "data")]
-        with self.log.open("wb") as out:
-            self.process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
-
-    def wait_ready(self, timeout: float = 60.0) -> str:
-        """The API key `serve` prints on its first start, once /healthz answers."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"serve exited early:\n{self.log.read_text()}")
-            key = KEY_LINE.search(self.log.read_text(errors="replace"))
-            if key and _healthy(self.base):
-                return key[1]
-            time.sleep(0.1)
-        raise RuntimeError(
-            f"serve did not become ready in {timeout:.0f} s:\n{self.log.read_text()}"
-        )
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGINT)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _healthy(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/healthz", timeout=1) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def _call(base: str, key: str, method: str, path: str, body: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        base + path,
-        method=method,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)["data"]
-
-
 def _targets(base: str, key: str) -> list[Target]:
-    agent = _call(base, key, "POST", "/v1/agents", {"name": "Bench", "greeting": "Hello!"})
-    route = _call(base, key, "POST", f"/v1/agents/{agent['agent_id']}/routes", {"label": "b"})
+    agent = api_call(base, key, "POST", "/v1/agents", {"name": "Bench", "greeting": "Hello!"})
+    route = api_call(base, key, "POST", f"/v1/agents/{agent['agent_id']}/routes", {"label": "b"})
     return [
         Target(
             "GET /v1/agent-routes/{id}", "GET", f"/v1/agent-routes/{route['id']}",
@@ -248,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="bench-service-") as work:
-        server = Server(Path(work))
+        server = Server(Path(work), {"AVATAR_RATE_LIMIT": RATE_LIMIT})
         try:
             key = server.wait_ready()
             results = _measure(args, server, key, Path(work))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import socket
@@ -38,9 +37,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench.service import _free_port, _healthy
+from bench.server import Server, free_port, memory_kib
 
-KEY_LINE = re.compile(r"^(ak_\S+)\s*$", re.MULTILINE)
 BOUNDARY = "benchboundary7MA4YWxkTrZu0gW"
 MIB = 1024 * 1024
 # With this header `serve` also computes the upload's SHA-256 (to tell a repeat of the request).
@@ -69,28 +67,19 @@ async def sink_app(scope, receive, send) -> None:
     await send({"type": "http.response.body", "body": b"{}"})
 
 
-@dataclass
-class Server:
+@dataclass(frozen=True)
+class Target:
+    """Where an upload goes, and which process serves it."""
+
     name: str
     port: int
-    process: subprocess.Popen
-    log: Path
     path: str
     headers: dict[str, str]
-    depth: int  # how far below `process` the worker runs
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGINT)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+    root_pid: int
+    depth: int  # how far below `root_pid` the worker process runs
 
     def worker_pid(self) -> int:
-        """The process that runs the app (see the module docstring)."""
-        pids = [self.process.pid]
+        pids = [self.root_pid]
         for _ in range(self.depth):
             pids = [child for pid in pids for child in _children(pid)]
         workers = [pid for pid in pids if not _is_resource_tracker(pid)]
@@ -110,73 +99,52 @@ def _is_resource_tracker(pid: int) -> bool:
     return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
-def _status_kib(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field} for process {pid}")
+def start_serve(work: Path, max_upload: int) -> tuple[Server, Target]:
+    env = {"AVATAR_MAX_UPLOAD_BYTES": str(max_upload), "AVATAR_RATE_LIMIT": "1000"}
+    server = Server(work, env)
+    auth = {"Authorization": f"Bearer {server.wait_ready()}"}
+    path = "/v1/video/upscale?resolution=1080p"
+    target = Target("serve", server.port, path, auth, server.process.pid, 2)
+    _wait_for_worker(target)
+    return server, target
 
 
-def start_serve(work: Path, max_upload: int) -> Server:
-    port = _free_port()
-    log = work / "serve.log"
-    env = {**os.environ, "AVATAR_MAX_UPLOAD_BYTES": str(max_upload), "AVATAR_RATE_LIMIT": "1000"}
-    command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--data-dir", str(work / "data")]
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    server = Server("serve", port, process, log, "/v1/video/upscale?resolution=1080p", {}, 2)
-    _wait_ready(server)
-    key = KEY_LINE.search(log.read_text(errors="replace"))
-    if key is None:
-        raise RuntimeError(f"serve printed no API key:\n{log.read_text()}")
-    server.headers = {"Authorization": f"Bearer {key[1]}"}
-    return server
-
-
-def start_sink(work: Path) -> Server:
-    port = _free_port()
-    log = work / "sink.log"
+def start_sink(work: Path) -> tuple[subprocess.Popen, Target]:
+    port = free_port()
     (work / "sink").mkdir()
     env = {**os.environ, "BENCH_SINK_DIR": str(work / "sink")}
     command = [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", "1", "bench.upload:sink_app"]
-    with log.open("wb") as out:
+    with (work / "sink.log").open("wb") as out:
         process = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
-    server = Server("asgi sink (peer)", port, process, log, "/", {}, 1)
-    _wait_ready(server)
-    return server
+    target = Target("asgi sink (peer)", port, "/", {}, process.pid, 1)
+    _wait_for_worker(target)
+    return process, target
 
 
-def _wait_ready(server: Server, timeout: float = 60.0) -> None:
+def _wait_for_worker(target: Target, timeout: float = 60.0) -> None:
+    """Until the target accepts connections and its worker process exists."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise RuntimeError(f"{server.name} exited early:\n{server.log.read_text()}")
         try:
-            if server.depth == 2:  # serve
-                ready = _healthy(f"http://127.0.0.1:{server.port}")
-            else:
-                socket.create_connection(("127.0.0.1", server.port), timeout=1).close()
-                ready = True
-        except OSError:
-            ready = False
-        if ready and _worker_started(server):
+            socket.create_connection(("127.0.0.1", target.port), timeout=1).close()
+            target.worker_pid()
             return
-        time.sleep(0.1)
-    raise RuntimeError(f"{server.name} did not start in {timeout:.0f} s:\n{server.log.read_text()}")
+        except (OSError, RuntimeError):
+            time.sleep(0.1)
+    raise RuntimeError(f"{target.name} did not start in {timeout:.0f} s")
 
 
-def _worker_started(server: Server) -> bool:
-    try:
-        server.worker_pid()
-    except (RuntimeError, OSError):
-        return False
-    return True
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @dataclass(frozen=True)
@@ -195,14 +163,14 @@ class RssSampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set():
-            self.peak_kib = max(self.peak_kib, _status_kib(self.pid, "VmRSS"))
+            self.peak_kib = max(self.peak_kib, memory_kib(self.pid, "VmRSS"))
             time.sleep(0.01)
 
 
-def upload(server: Server, size: int, chunk: bytes) -> Sample:
+def upload(server: Target, size: int, chunk: bytes) -> Sample:
     pid = server.worker_pid()
     Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM := VmRSS (see proc(5))
-    before_kib = _status_kib(pid, "VmRSS")
+    before_kib = memory_kib(pid, "VmRSS")
     head = (
         f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.mp4"\r\n'
         "Content-Type: video/mp4\r\n\r\n"
@@ -233,7 +201,7 @@ def upload(server: Server, size: int, chunk: bytes) -> Sample:
         answered = time.perf_counter() - start
     sampler.done.set()
     sampler.join()
-    hwm_kib = _status_kib(pid, "VmHWM")
+    hwm_kib = memory_kib(pid, "VmHWM")
     return Sample(
         sent_mb_s=size / sent / 1e6,
         answered_mb_s=size / answered / 1e6,
@@ -275,26 +243,28 @@ def main(argv: list[str] | None = None) -> None:
     size = args.size_mib * MIB
     chunk = bytes(args.chunk_kib * 1024)
     work = Path(tempfile.mkdtemp(prefix="bench-upload-"))
-    servers: list[Server] = []
+    serve, sink = None, None
     try:
-        serve = start_serve(work, size + 16 * MIB)
-        servers = [serve, start_sink(work)]
-        keyed = replace(serve, name="serve + Idem.-Key", headers=serve.headers | IDEMPOTENT)
-        candidates = [serve, keyed, servers[1]]
+        serve, plain = start_serve(work, size + 16 * MIB)
+        sink, peer = start_sink(work)
+        keyed = replace(plain, name="serve + Idem.-Key", headers=plain.headers | IDEMPOTENT)
+        candidates = [plain, keyed, peer]
         results: dict[str, list[Sample]] = {c.name: [] for c in candidates}
-        for server in candidates:  # warm up each path
-            upload(server, 16 * MIB, chunk)
+        for target in candidates:  # warm up each path
+            upload(target, 16 * MIB, chunk)
         for round_ in range(args.rounds):
-            for server in candidates if round_ % 2 == 0 else candidates[::-1]:
-                sample = upload(server, size, chunk)
-                results[server.name].append(sample)
-                print(f"round {round_ + 1} {server.name}: {sample.sent_mb_s:.0f} MB/s, "
+            for target in candidates if round_ % 2 == 0 else candidates[::-1]:
+                sample = upload(target, size, chunk)
+                results[target.name].append(sample)
+                print(f"round {round_ + 1} {target.name}: {sample.sent_mb_s:.0f} MB/s, "
                       f"HWM +{sample.hwm_growth_mib:.1f} MiB, status {sample.status}",
                       flush=True)  # fmt: skip
         _print(results, size)
     finally:
-        for server in servers:
-            server.stop()
+        if serve is not None:
+            serve.stop()
+        if sink is not None:
+            _stop(sink)
         shutil.rmtree(work, ignore_errors=True)
 
 

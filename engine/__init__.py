@@ -4,8 +4,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
-from engine.resample import FILTERS, KERNELS, kernel_info, resample
-from engine.video.pipeline import X264_PRESETS, UpscaleResult, upscale
+from engine.resample import FILTERS, KERNELS, Filter, Kernel, kernel_info, resample
+from engine.video.pipeline import X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
 
 try:
@@ -20,7 +20,10 @@ __all__ = [
     "X264_PRESETS",
     "Canceled",
     "EngineError",
+    "Filter",
     "InvalidVideo",
+    "Kernel",
+    "Preset",
     "TargetNotLarger",
     "UpscaleResult",
     "VideoInfo",

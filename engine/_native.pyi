@@ -4,9 +4,11 @@ import numpy as np
 import numpy.typing as npt
 
 MAX_OUTPUT_SIDE: int
+MAX_SCALE: int
 ISAS: tuple[str, ...]
 
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int] | None: ...
+def box_size(width: int, height: int, resolution: str) -> tuple[int, int]: ...
 def fit_box_table(
     max_w: int, max_h: int, resolution: str
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...

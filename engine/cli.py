@@ -1,7 +1,7 @@
 """The `avatar-service upscale` sub-command: a terminal front end over `engine.upscale`.
 
-Exit status: 0 on success; 2 when the input cannot be upscaled (an input limit is broken, or
-the video is already as large as the box) with the reason on stderr; 1 for any other failure.
+Every failure prints one line on stderr and exits with its own status (the table below, also
+shown by `--help`); argparse's usage errors keep argparse's status 2.
 """
 
 from __future__ import annotations
@@ -10,14 +10,33 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from engine.errors import EngineError, InvalidVideo, TargetNotLarger
-from engine.fit import RESOLUTIONS
+from engine.fit import MAX_SCALE, RESOLUTIONS, box_size
 from engine.resample import FILTERS, KERNELS
-from engine.video.pipeline import X264_PRESETS, UpscaleResult, upscale
+from engine.video.pipeline import MAX_CRF, X264_PRESETS, UpscaleResult, upscale
 
-EXIT_INVALID_INPUT = 2
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NO_INPUT = 3
+EXIT_NO_OUTPUT_FOLDER = 4
+EXIT_BAD_VALUE = 5
+EXIT_INVALID_INPUT = 6
+EXIT_INTERRUPTED = 130  # the shell's convention for a command ended by SIGINT (128 + 2)
+EXIT_STATUSES = (
+    (EXIT_OK, "the output was written"),
+    (EXIT_FAILED, "processing failed (the encoder, or writing the output)"),
+    (EXIT_USAGE, "usage error: unknown option, missing --resolution, a value not in the choices"),
+    (EXIT_NO_INPUT, "IN.mp4 does not exist or is not a file"),
+    (EXIT_NO_OUTPUT_FOLDER, "the folder of OUT.mp4 does not exist, or OUT.mp4 is a folder"),
+    (EXIT_BAD_VALUE, f"--crf outside 0..{MAX_CRF}, or OUT.mp4 is IN.mp4"),
+    (EXIT_INVALID_INPUT, "the video breaks an input limit, or is not smaller than the box"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C); no output is left behind"),
+)
+_PROG = "avatar-service upscale"
 _BAR_WIDTH = 30
 _REDRAW_S = 0.2
 
@@ -63,6 +82,71 @@ def _clock(seconds: float) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
 
 
+class _Refused(Exception):
+    """A failure with its exit status; the message is the line shown on stderr."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse cannot see, refused before any work starts."""
+    if not 0 <= args.crf <= MAX_CRF:  # also refuses nan
+        raise _Refused(
+            EXIT_BAD_VALUE, f"--crf {args.crf:g} is out of range; allowed: 0 to {MAX_CRF}"
+        )
+    source, target = Path(args.input), Path(args.output)
+    if not source.exists():
+        raise _Refused(EXIT_NO_INPUT, f"input file {source} does not exist")
+    if not source.is_file():
+        raise _Refused(EXIT_NO_INPUT, f"input {source} is not a file")
+    if not target.parent.is_dir():
+        raise _Refused(EXIT_NO_OUTPUT_FOLDER, f"output folder {target.parent} does not exist")
+    if target.is_dir():
+        raise _Refused(EXIT_NO_OUTPUT_FOLDER, f"output {target} is a folder; name a file in it")
+    if target.exists() and target.resolve() == source.resolve():
+        raise _Refused(EXIT_BAD_VALUE, f"OUT.mp4 must differ from IN.mp4 ({source})")
+
+
+def _upscale(args: argparse.Namespace) -> UpscaleResult:
+    report = None if args.json else ProgressReport(sys.stderr)
+    try:
+        return upscale(
+            args.input,
+            args.output,
+            args.resolution,
+            filter=args.filter,
+            kernel=args.kernel,
+            preset=args.preset,
+            crf=args.crf,
+            progress=report,
+        )
+    except (InvalidVideo, TargetNotLarger) as exc:
+        raise _Refused(EXIT_INVALID_INPUT, f"invalid input: {_one_line(exc)}") from exc
+    except (EngineError, OSError, ValueError) as exc:
+        raise _Refused(EXIT_FAILED, f"error: {_one_line(exc)}") from exc
+    finally:
+        if report is not None:
+            report.finish()
+
+
+def _scale_cap_note(result: UpscaleResult, resolution: str) -> str | None:
+    """A note when MAX_SCALE, not the box, set the output size."""
+    source = result.source
+    box_w, box_h = box_size(source.width, source.height, resolution)
+    if result.width >= box_w or result.height >= box_h:
+        return None
+    return (
+        f"note: the {MAX_SCALE}x enlargement limit applied: {source.width}x{source.height} "
+        f"became {result.width}x{result.height}, short of the {resolution} box ({box_w}x{box_h})"
+    )
+
+
 def _summary(result: UpscaleResult) -> dict[str, object]:
     return {
         "output": result.output,
@@ -77,36 +161,37 @@ def _summary(result: UpscaleResult) -> dict[str, object]:
     }
 
 
-def run_upscale(args: argparse.Namespace) -> int:
-    report = None if args.json else ProgressReport(sys.stderr)
-    try:
-        result = upscale(
-            args.input,
-            args.output,
-            args.resolution,
-            filter=args.filter,
-            kernel=args.kernel,
-            preset=args.preset,
-            crf=args.crf,
-            progress=report,
-        )
-    except (InvalidVideo, TargetNotLarger) as exc:
-        print(f"avatar-service upscale: invalid input: {exc}", file=sys.stderr)
-        return EXIT_INVALID_INPUT
-    except (EngineError, OSError, ValueError) as exc:
-        print(f"avatar-service upscale: error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if report is not None:
-            report.finish()
+def _print_result(result: UpscaleResult, args: argparse.Namespace) -> None:
+    note = _scale_cap_note(result, args.resolution)
+    if note is not None:
+        print(f"{_PROG}: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(_summary(result)))
-    else:
-        print(
-            f"wrote {result.output}: {result.width}x{result.height}, {result.frames} frames, "
-            f"{result.duration:.3f} s at {result.frame_rate:g} fps, in {result.seconds:.1f} s"
-        )
-    return 0
+        return
+    print(
+        f"wrote {result.output}: {result.width}x{result.height}, {result.frames} frames, "
+        f"{result.duration:.3f} s at {result.frame_rate:g} fps, in {result.seconds:.1f} s"
+    )
+
+
+def run_upscale(args: argparse.Namespace) -> int:
+    try:
+        _check_arguments(args)
+        result = _upscale(args)
+    except _Refused as refused:
+        print(f"{_PROG}: {refused}", file=sys.stderr)
+        return refused.status
+    except KeyboardInterrupt:
+        # The pipeline has already removed its partial output on the way out.
+        print(f"{_PROG}: interrupted; no output was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    _print_result(result, args)
+    return EXIT_OK
+
+
+def _epilog() -> str:
+    rows = "\n".join(f"  {status:<4} {meaning}" for status, meaning in EXIT_STATUSES)
+    return f"exit status:\n{rows}"
 
 
 def add_upscale_command(subparsers: argparse._SubParsersAction) -> None:
@@ -114,15 +199,47 @@ def add_upscale_command(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "upscale",
         help="upscale an MP4 video to fit a 1080p, 2k or 4k box",
-        description="Upscale an MP4 (H.264) video to fit a 1080p, 2k or 4k box, keeping its "
-        "frames, timestamps, audio and colours.",
+        description="Upscale an MP4 (H.264) video to fit a 1080p, 2k or 4k box, keeping its\n"
+        "frames, timestamps, audio and colours. No side is enlarged more than "
+        f"{MAX_SCALE}x.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_arguments(parser)
+    parser.set_defaults(handler=run_upscale)
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="IN.mp4", help="the video to upscale")
     parser.add_argument("output", metavar="OUT.mp4", help="where to write the result")
-    parser.add_argument("--resolution", required=True, choices=RESOLUTIONS)
-    parser.add_argument("--filter", default="lanczos3", choices=FILTERS)
-    parser.add_argument("--kernel", default="native", choices=KERNELS)
-    parser.add_argument("--preset", default="veryfast", choices=X264_PRESETS, help="x264 preset")
-    parser.add_argument("--crf", default=18.0, type=float, help="x264 CRF, 0 to 51 (default 18)")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.set_defaults(handler=run_upscale)
+    parser.add_argument(
+        "--resolution", required=True, choices=RESOLUTIONS, help="the box to fit (required)"
+    )
+    parser.add_argument(
+        "--filter",
+        default="lanczos3",
+        choices=FILTERS,
+        help="resampling filter (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--kernel",
+        default="native",
+        choices=KERNELS,
+        help="resampling kernel (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--preset",
+        default="veryfast",
+        choices=X264_PRESETS,
+        help="x264 preset (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--crf",
+        default=18.0,
+        type=float,
+        help=f"x264 constant rate factor, 0 to {MAX_CRF}; lower is better quality "
+        "(default: %(default)g)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as JSON on stdout (default: off)"
+    )

@@ -12,7 +12,7 @@ class TargetNotLarger(EngineError):
 
 
 class InvalidVideo(EngineError):
-    """A video breaks an input limit (SPEC section 9).
+    """A video breaks an input limit of the upscale task.
 
     `limit` names the limit (e.g. ``"frame_rate"``), `actual` is what the file has and
     `allowed` what the limit permits; `message` is a sentence naming all three.

@@ -1,4 +1,8 @@
-"""Box fitting of the upscale task (SPEC section 9), computed by the native module."""
+"""Box fitting of the upscale task, computed by the native module.
+
+A source is fitted into the 1080p, 2k or 4k box (portrait when taller than wide), keeping its
+aspect ratio, enlarged at most MAX_SCALE times; both output sides are even.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ from engine.errors import TargetNotLarger
 
 Resolution = Literal["1080p", "2k", "4k"]
 RESOLUTIONS: tuple[str, ...] = ("1080p", "2k", "4k")
+MAX_SCALE: int = _native.MAX_SCALE  # no fitted side exceeds this many times its source side
 
 
-def _check_resolution(resolution: str) -> None:
+def _check(width: int, height: int, resolution: str) -> tuple[int, int]:
+    # Names and types are checked here; the binding checks the size range (kMaxSourceSide
+    # in native/limits.hpp keeps its integer arithmetic exact) with a ValueError of its own.
     if resolution not in RESOLUTIONS:
         raise ValueError(
             f"unknown resolution {resolution!r}; expected one of {', '.join(RESOLUTIONS)}"
         )
+    if isinstance(width, bool) or isinstance(height, bool):
+        raise ValueError("width and height must be integers")
+    return int(width), int(height)
 
 
 def fit_box(width: int, height: int, resolution: str) -> tuple[int, int]:
@@ -24,15 +34,18 @@ def fit_box(width: int, height: int, resolution: str) -> tuple[int, int]:
     Raises TargetNotLarger when the result would not be larger than the source and
     ValueError for a non-positive size or an unknown resolution.
     """
-    # Names and types are checked here; the binding checks the size range (kMaxSourceSide
-    # in native/limits.hpp keeps its integer arithmetic exact) with a ValueError of its own.
-    _check_resolution(resolution)
-    if isinstance(width, bool) or isinstance(height, bool):
-        raise ValueError("width and height must be integers")
-    fitted = _native.fit_box(int(width), int(height), resolution)
+    fitted = _native.fit_box(*_check(width, height, resolution), resolution)
     if fitted is None:
         raise TargetNotLarger(
             f"a {width}x{height} source is not smaller than the {resolution} box; "
             "the output would not be larger than the input"
         )
     return fitted
+
+
+def box_size(width: int, height: int, resolution: str) -> tuple[int, int]:
+    """The (width, height) of the resolution's box that `fit_box` fits this source into.
+
+    A fitted size reaches the box on at least one side unless MAX_SCALE stopped it short.
+    """
+    return _native.box_size(*_check(width, height, resolution), resolution)

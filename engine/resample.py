@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Literal, get_args
 
 import numpy as np
 
 from engine import _native
 
-FILTERS: tuple[str, ...] = ("lanczos3", "bicubic", "bilinear")
-KERNELS: tuple[str, ...] = ("native", "numba", "numpy")
+Filter = Literal["lanczos3", "bicubic", "bilinear"]
+Kernel = Literal["native", "numba", "numpy"]
+FILTERS: tuple[Filter, ...] = get_args(Filter)
+KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 MAX_OUTPUT_SIDE: int = _native.MAX_OUTPUT_SIDE  # widest or tallest output of any kernel
 ISAS: tuple[str, ...] = _native.ISAS  # every native variant, narrowest first
 

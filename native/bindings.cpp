@@ -53,6 +53,13 @@ std::optional<std::pair<int, int>> fit_box(int64_t width, int64_t height, const 
   return std::make_pair(fitted.width, fitted.height);
 }
 
+std::pair<int64_t, int64_t> box_size(int64_t width, int64_t height, const std::string& res) {
+  check_side(width, kMaxSourceSide, "width");
+  check_side(height, kMaxSourceSide, "height");
+  const auto box = avatar::box_for(width, height, parse_resolution(res));
+  return {box.width, box.height};
+}
+
 // Every source size up to max_w x max_h at once, for exhaustive tests: arrays of
 // shape (max_h, max_w) indexed [h - 1, w - 1]; 0 where the output would not be larger.
 py::tuple fit_box_table(int64_t max_w, int64_t max_h, const std::string& res) {
@@ -187,11 +194,14 @@ py::dict kernel_info() {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native kernels of the avatar-service engine";
   m.attr("MAX_OUTPUT_SIDE") = kMaxOutputSide;
+  m.attr("MAX_SCALE") = avatar::kMaxScale;
   py::list isas;
   for (avatar::Isa isa : avatar::kAllIsas) isas.append(avatar::isa_name(isa));
   m.attr("ISAS") = py::tuple(isas);
   m.def("fit_box", &fit_box, py::arg("width"), py::arg("height"), py::arg("resolution"),
         "(out_w, out_h) for the resolution's box, or None when not larger than the source.");
+  m.def("box_size", &box_size, py::arg("width"), py::arg("height"), py::arg("resolution"),
+        "(box_w, box_h) of the resolution's box for this source: portrait when taller than wide.");
   m.def("fit_box_table", &fit_box_table, py::arg("max_w"), py::arg("max_h"), py::arg("resolution"));
   m.def("resample", &resample, py::arg("plane"), py::arg("out_w"), py::arg("out_h"),
         py::arg("filter"), py::arg("dx"), py::arg("dy"), py::arg("threads"), py::arg("out"),

@@ -15,9 +15,12 @@ import engine
 from service.api import auth
 from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, avatar_png
+from service.api.conversations import ConversationsController
 from service.api.errors import EXCEPTION_HANDLERS
 from service.api.frontdoor import front_door
+from service.api.generation import GenerationController
 from service.api.health import healthz
+from service.api.live import route_socket, session_socket
 from service.api.openapi import document_errors
 from service.api.pages import PagesController
 from service.api.responses import JsonResponse
@@ -26,6 +29,7 @@ from service.api.sessions import SessionsController
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
 from service.clock import Clock
+from service.domain.live import LiveConversations
 from service.runtime import open_context
 from service.settings import Settings, load_settings
 from service.workers.supervisor import die_with_parent
@@ -56,9 +60,11 @@ def _api_router(settings: Settings) -> Router:
         route_handlers=[
             AvatarsController,
             AgentsController,
+            GenerationController,
             AgentRoutesController,
             RoutesController,
             SessionsController,
+            ConversationsController,
             get_usage,
             upscale_router(settings),
         ],
@@ -87,6 +93,7 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with open_context(settings, clock) as ctx:
             app.state["ctx"] = ctx
+            app.state["live"] = live = LiveConversations(ctx)
             auth.install(app.state, ctx)
             document_errors(app)
             if worker:
@@ -94,10 +101,21 @@ def create_app(
                 # cyclic GC's scans, which otherwise show up as latency spikes under load.
                 # (Not in tests, which build and drop many apps.)
                 gc.freeze()
-            yield
+            try:
+                yield
+            finally:
+                await live.stop("server_stopping")
 
     return ServiceApp(
-        route_handlers=[_api_router(settings), healthz, avatar_png, result_file, PagesController],
+        route_handlers=[
+            _api_router(settings),
+            healthz,
+            avatar_png,
+            result_file,
+            PagesController,
+            route_socket,
+            session_socket,
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         openapi_config=_openapi(settings),

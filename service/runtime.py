@@ -13,6 +13,7 @@ from pathlib import Path
 
 from service.clock import Clock, SystemClock
 from service.domain.context import Context
+from service.responders import Responders
 from service.settings import Settings
 from service.store.files import LocalFileStore
 from service.store.sqlite import SqliteStore
@@ -52,12 +53,17 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
     closed. Raises OSError or sqlite3.Error when the data dir cannot be opened."""
     clock = clock or SystemClock()
     store = SqliteStore(settings.database_path, clock.now_ms())
-    files = LocalFileStore(settings.data_dir)
     ctx = Context(
-        settings=settings, store=store, files=files, clock=clock, signing_key=signing_key(settings)
+        settings=settings,
+        store=store,
+        files=LocalFileStore(settings.data_dir),
+        clock=clock,
+        signing_key=signing_key(settings),
+        responders=Responders(settings),
     )
     try:
         yield ctx
     finally:
         await ctx.drain()
+        await ctx.responders.aclose()
         await store.close()

@@ -8,12 +8,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from engine import FILTERS, KERNELS, X264_PRESETS
+from engine import FILTERS, KERNELS, X264_PRESETS, Filter, Kernel, Preset
 
 GIB = 1024**3
+T = TypeVar("T", bound=str)
 
 
 class SettingsError(ValueError):
@@ -122,8 +123,8 @@ def _frame_ancestors(text: str) -> str:
     return value
 
 
-def _choice(names: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(text: str) -> str:
+def _choice(names: tuple[T, ...]) -> Callable[[str], T]:
+    def parse(text: str) -> T:
         if text not in names:
             raise ValueError(f"must be one of {', '.join(names)}")
         return text
@@ -209,14 +210,14 @@ class Settings:
         metadata=_option(_flag, "allow http and private/loopback webhook and agent targets"),
     )
     # Read by the upscale task (the CLI takes its own flags).
-    x264_preset: str = field(
+    x264_preset: Preset = field(
         default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
     )
     x264_crf: float = field(default=18.0, metadata=_option(_crf, "x264 CRF of upscales, 0 to 51"))
-    filter: str = field(
+    filter: Filter = field(
         default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")
     )
-    kernel: str = field(
+    kernel: Kernel = field(
         default="native", metadata=_option(_choice(KERNELS), "resampling kernel of upscales")
     )
     # Sessions and conversations.

@@ -1,7 +1,7 @@
 """Where samples sit: display-matrix orientation as numpy views, and the chroma siting offsets.
 
 Coordinates: pixel i of a plane covers [i, i + 1) of its own grid, so its centre is at i + 0.5
-(SPEC section 12: `x_in = (x_out + 0.5) * in / out - 0.5 + dx`). A chroma plane subsampled by
+(the resampler maps `x_in = (x_out + 0.5) * in / out - 0.5 + dx`). A chroma plane subsampled by
 `s` along an axis holds sample i at luma position `s * i + c + 0.5`, where `c` is the siting of
 the chroma location along that axis in luma pixels: 0 for left/top (co-sited with the even luma
 sample), 0.5 for centre, 1 for bottom.

@@ -1,4 +1,4 @@
-"""The input limits of SPEC section 9 and the checks that raise `InvalidVideo` for each.
+"""The input limits of an upscale and the checks that raise `InvalidVideo` for each.
 
 `probe` applies the header checks; `FrameCheck` applies those only decoding can reveal.
 """

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 import av
 
@@ -29,18 +29,12 @@ from engine.video.planes import FrameScaler, plane_targets
 from engine.video.probe import VideoInfo, plan, probe
 from engine.video.stages import END, Channel, StageThreads, Stopped
 
-X264_PRESETS = (
-    "ultrafast",
-    "superfast",
-    "veryfast",
-    "faster",
-    "fast",
-    "medium",
-    "slow",
-    "slower",
-    "veryslow",
-    "placebo",
-)
+Preset = Literal[
+    "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+    "veryslow", "placebo",
+]  # fmt: skip
+X264_PRESETS: tuple[Preset, ...] = get_args(Preset)
+MAX_CRF = 51  # libx264's constant rate factor runs from 0 (lossless) to 51
 _DECODED_FRAMES = 4
 _SCALED_FRAMES = 3
 # Output frames are recycled: one being resampled, the queued ones, one in the encoder call.
@@ -84,8 +78,8 @@ def _check_options(src: Path, dst: Path, filter: str, kernel: str, preset: str, 
     check_names(filter, kernel)
     if preset not in X264_PRESETS:
         raise ValueError(f"unknown preset {preset!r}; expected one of {', '.join(X264_PRESETS)}")
-    if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= 51:
-        raise ValueError(f"crf must be a number from 0 to 51, not {crf!r}")
+    if isinstance(crf, bool) or not isinstance(crf, (int, float)) or not 0 <= crf <= MAX_CRF:
+        raise ValueError(f"crf must be a number from 0 to {MAX_CRF}, not {crf!r}")
     if dst.exists() and dst.resolve() == src.resolve():
         raise ValueError("the output path must differ from the input path")
 
@@ -103,7 +97,7 @@ def upscale(
     cancel: CancelEvent | None = None,
     max_file_size: int = MAX_FILE_SIZE,
 ) -> UpscaleResult:
-    """Upscale the MP4 `src` to fit the `resolution` box and write the MP4 `dst` (SPEC 9, 12).
+    """Upscale the MP4 `src` to fit the `resolution` box and write the MP4 `dst`.
 
     Raises InvalidVideo for a breached input limit (before any output is written for the
     header-visible ones), TargetNotLarger, Canceled when `cancel.is_set()` (checked at least

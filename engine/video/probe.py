@@ -1,7 +1,7 @@
 """`engine.probe`: read an upload's headers into a `VideoInfo` and check every input limit.
 
-Limits (SPEC section 9). Each breach raises `InvalidVideo` whose `limit` is one of these stable
-identifiers (the service shows them to API users):
+Limits. Each breach raises `InvalidVideo` whose `limit` is one of these stable identifiers
+(the service shows them to API users):
 
 Seen in the headers by `probe`:
     file_size, container, video_codec, bit_depth, pixel_format, transfer, field_order,
@@ -209,5 +209,5 @@ def _describe(path: str, container: av.container.InputContainer, size_bytes: int
 
 
 def plan(info: VideoInfo, resolution: str) -> tuple[int, int]:
-    """The output (width, height) for `resolution`; raises TargetNotLarger (SPEC section 9)."""
+    """The output (width, height) for `resolution`; raises TargetNotLarger."""
     return fit_box(info.width, info.height, resolution)

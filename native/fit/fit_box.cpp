@@ -3,8 +3,6 @@
 namespace avatar {
 namespace {
 
-constexpr int64_t kMaxScale = 4;
-
 // Nearest even integer to num / den (num, den > 0); a tie goes to the smaller.
 int64_t nearest_even(int64_t num, int64_t den) {
   const int64_t half_den = 2 * den;  // value / 2 = num / half_den
@@ -15,7 +13,7 @@ int64_t nearest_even(int64_t num, int64_t den) {
 
 }  // namespace
 
-FitResult fit_box(int64_t width, int64_t height, Resolution res) {
+Box box_for(int64_t width, int64_t height, Resolution res) {
   int64_t long_side = 1920, short_side = 1080;
   if (res == Resolution::K2) {
     long_side = 2560;
@@ -24,9 +22,12 @@ FitResult fit_box(int64_t width, int64_t height, Resolution res) {
     long_side = 3840;
     short_side = 2160;
   }
-  const bool landscape = width >= height;
-  const int64_t box_w = landscape ? long_side : short_side;
-  const int64_t box_h = landscape ? short_side : long_side;
+  if (width >= height) return {long_side, short_side};
+  return {short_side, long_side};
+}
+
+FitResult fit_box(int64_t width, int64_t height, Resolution res) {
+  const auto [box_w, box_h] = box_for(width, height, res);
 
   // scale <= 1 exactly when one box side does not exceed the source side.
   if (box_w <= width || box_h <= height) return {false, 0, 0};

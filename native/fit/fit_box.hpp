@@ -1,10 +1,22 @@
-// Box fitting for the upscale task (SPEC section 9).
+// Box fitting for the upscale task: the output size for a 1080p, 2k or 4k box.
 #pragma once
 #include <cstdint>
 
 namespace avatar {
 
 enum class Resolution { P1080, K2, K4 };
+
+// No fitted side exceeds this many times its source side.
+inline constexpr int64_t kMaxScale = 4;
+
+struct Box {
+  int64_t width;
+  int64_t height;
+};
+
+// The box of `res` a width x height source is fitted into: landscape when
+// width >= height, else portrait.
+Box box_for(int64_t width, int64_t height, Resolution res);
 
 struct FitResult {
   bool larger;       // false: the fitted output would not be larger than the source

@@ -60,11 +60,20 @@ async def read_json(request: Request, struct_type: type[T]) -> T:
 
 
 def _inline_schema(struct_type: type) -> dict[str, Any]:
-    (schema,), definitions = msgspec.json.schema_components(
-        [struct_type], ref_template="#/components/schemas/{name}"
-    )
-    name = schema["$ref"].rsplit("/", 1)[-1]
-    return definitions[name]
+    """The JSON schema of `struct_type` with nested Structs written out in place: the
+    document's components hold only what Litestar registers (request bodies nest no cycles)."""
+    (schema,), definitions = msgspec.json.schema_components([struct_type], ref_template="{name}")
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(definitions[node["$ref"]])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    return inline(schema)
 
 
 def json_body(struct_type: type, *, required: bool = True) -> type[Operation]:

@@ -25,21 +25,23 @@ _DESCRIPTIONS = {
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
-    "503": "QUEUE_FULL: the queue holds as many of your tasks as it may; see Retry-After.",
+    "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
+_DECLARED = {"403", "409", "410", "415", "416", "503"}
 
 
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
-    """`responses=` for a handler that can answer these error statuses besides the ones
-    every endpoint of its shape can (see `_error_statuses`); `document_errors` gives them the
-    error body."""
+    """`responses=` declaring error statuses only some handlers answer (those of `_DECLARED`);
+    `document_errors` gives them the error body."""
     return {
         status: ResponseSpec(None, description=_DESCRIPTIONS[str(status)]) for status in statuses
     }
 
 
 def _error_statuses(path: str, operation: Operation) -> list[str]:
-    statuses = {"404"} if "{" in path else set()
+    # Statuses only some handlers answer, which they declare themselves (`responses=`).
+    declared = {code for code in operation.responses or {} if code in _DECLARED}
+    statuses = declared | ({"404"} if "{" in path else set())
     if any(getattr(p, "param_in", None) == "query" for p in operation.parameters or []):
         statuses.add("422")
     if operation.request_body is not None:
@@ -70,13 +72,11 @@ def document_errors(app: Litestar) -> None:
             operation = getattr(item, method, None)
             if operation is None:
                 continue
-            declared = operation.responses or {}
             responses = {
                 code: response
-                for code, response in declared.items()
+                for code, response in (operation.responses or {}).items()
                 if not code.startswith(("4", "5"))
             }
-            errors = {code for code in declared if code.startswith(("4", "5"))}
-            for status in sorted(errors | set(_error_statuses(path, operation))):
+            for status in _error_statuses(path, operation):
                 responses[status] = _error_response(status)
             operation.responses = responses

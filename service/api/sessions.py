@@ -17,6 +17,8 @@ from service.schemas.sessions import (
     SessionPageEnvelope,
     SessionStart,
     SessionStop,
+    StartedSession,
+    StartedSessionEnvelope,
     StopOutcome,
     StopOutcomeEnvelope,
 )
@@ -32,10 +34,13 @@ class SessionsController(Controller):
     tags = ("interactive sessions",)
 
     @post("/start_session", operation_class=json_body(SessionStart), status_code=200)
-    async def start_session(self, request: Request) -> SessionEnvelope:
+    async def start_session(self, request: Request) -> StartedSessionEnvelope:
         body = await read_json(request, SessionStart)
-        session = await domain.start_session(ctx_of(request), owner_of(request), body.params())
-        return _one(request, session)
+        ctx = ctx_of(request)
+        session = await domain.start_session(ctx, owner_of(request), body.params())
+        view = Session.of(session, ctx.clock.now_ms(), interactive_base(request))
+        token = domain.session_token(ctx, session.session_id)
+        return StartedSessionEnvelope(StartedSession(view, token))
 
     @get("/list")
     async def list_sessions(

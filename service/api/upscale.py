@@ -12,6 +12,7 @@ from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
+from service.api.idempotency import HEADER, checked_key
 from service.api.openapi import error_responses
 from service.api.params import Cursor, Limit
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
@@ -28,6 +29,8 @@ from service.schemas.upscale import (
     UpscaleTaskPage,
     UpscaleTaskPageEnvelope,
     status_url,
+    upscale_status,
+    upscale_view,
 )
 from service.settings import Settings
 
@@ -40,7 +43,7 @@ Resolution = Annotated[
 IdempotencyKeyHeader = Annotated[
     str | None,
     Parameter(
-        header="Idempotency-Key",
+        header=HEADER,
         description="1..255 printable ASCII: a repeat within 24 hours returns the first task.",
     ),
 ]
@@ -88,7 +91,7 @@ class UpscaleController(Controller):
     @get("/{task_id:str}", responses=error_responses(410))
     async def get_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
         task = await domain.readable_upscale(ctx_of(request), owner_of(request), task_id)
-        return UpscaleTaskEnvelope(await _view(request, task))
+        return await upscale_status(ctx_of(request), task, public_base(request))
 
     @post("/{task_id:str}/cancel", status_code=200, responses=error_responses(409))
     async def cancel_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
@@ -136,7 +139,7 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
     video's inspection and the queue."""
     ctx = ctx_of(request)
     domain.check_resolution(resolution)
-    tasks.check_idempotency_key(idempotency_key)
+    checked_key(idempotency_key)
     task_id = new_id("tsk")
     form = UploadForm(
         "file",
@@ -159,11 +162,4 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
 
 
 async def _view(request: Request, task: Task) -> UpscaleTask:
-    ctx = ctx_of(request)
-    readable = task.status == tasks.COMPLETED and not domain.result_gone(task, ctx.clock.now_ms())
-    return UpscaleTask.of(
-        task,
-        public_base(request),
-        file_link=domain.result_link(ctx, task) if readable else None,
-        queue_position=await tasks.queue_position(ctx, task),
-    )
+    return await upscale_view(ctx_of(request), task, public_base(request))

@@ -1,4 +1,4 @@
-"""Agents (SPEC 3): stored avatar configurations."""
+"""Agents (docs/api.md, "Agents"): stored avatar configurations."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from service.domain.ids import new_id
 from service.domain.models import Agent
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
+from service.domain.webhooks import check_url
 
 MAX_TOOLS_BYTES = 64 * 1024
 
@@ -37,6 +38,21 @@ async def check_avatar_ref(ctx: Context, owner_id: str, avatar_id: str | None) -
         raise ValidationFailed.field("avatar_id", "no avatar of yours has this id") from None
 
 
+def check_runtime(ctx: Context, agent: Agent) -> None:
+    """A custom agent needs its endpoint (under the rules of webhook URLs) and protocol."""
+    if agent.runtime_kind != "custom_agent":
+        return
+    if agent.custom_agent_url is None:
+        raise ValidationFailed.field("custom_agent_url", "is required for a custom_agent")
+    if agent.custom_agent_protocol is None:
+        raise ValidationFailed.field("custom_agent_protocol", "is required for a custom_agent")
+    check_url(
+        agent.custom_agent_url,
+        allow_private=ctx.settings.webhook_allow_private,
+        field="custom_agent_url",
+    )
+
+
 async def _check_fields(ctx: Context, owner_id: str, fields: dict[str, Any]) -> None:
     check_tools(fields.get("tools"))
     if "model" in fields:
@@ -52,6 +68,7 @@ async def create_agent(ctx: Context, owner_id: str, fields: dict[str, Any]) -> A
     agent = Agent(
         agent_id=new_id("agt"), owner_id=owner_id, created_ms=now, updated_ms=now, **fields
     )
+    check_runtime(ctx, agent)
     await ctx.store.add_agent(agent)
     return agent
 
@@ -73,6 +90,7 @@ async def update_agent(ctx: Context, owner_id: str, agent_id: str, changes: dict
     agent = await owned_agent(ctx, owner_id, agent_id)
     await _check_fields(ctx, owner_id, changes)
     updated = msgspec.structs.replace(agent, updated_ms=ctx.clock.now_ms(), **changes)
+    check_runtime(ctx, updated)
     if not await ctx.store.replace_agent(updated):  # deleted meanwhile
         raise NotFound(f"No agent {agent_id!r}.")
     return updated

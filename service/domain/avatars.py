@@ -1,4 +1,5 @@
-"""Avatars (SPEC 2a): uploaded images kept as PNG files in the data dir."""
+"""Avatars (docs/api.md, "Avatars"): images the pages show, kept as PNG blobs in the file
+store (uploads re-encoded, generated portraits as the generation task made them)."""
 
 from __future__ import annotations
 
@@ -22,17 +23,20 @@ def _check_name(name: str | None) -> str | None:
     return name
 
 
-async def upload_avatar(
-    ctx: Context, owner_id: str, data: bytes, name: str | None, source: str = "upload"
-) -> Avatar:
+async def upload_avatar(ctx: Context, owner_id: str, data: bytes, name: str | None) -> Avatar:
     name = _check_name(name or None)
     # Decoding and encoding are CPU work; keep them off the event loop.
     encoded = await asyncio.to_thread(reencode_png, data)
     avatar = Avatar(
-        new_id("av"), owner_id, name, encoded.width, encoded.height, source, ctx.clock.now_ms()
+        new_id("av"), owner_id, name, encoded.width, encoded.height, "upload", ctx.clock.now_ms()
     )
+    return await add_avatar(ctx, avatar, encoded.png)
+
+
+async def add_avatar(ctx: Context, avatar: Avatar, png: bytes) -> Avatar:
+    """Keep `avatar` with `png` as its image (a PNG the service made itself)."""
     # The file is in place before the record exists, so a listed avatar always has its image.
-    await ctx.files.put(avatar_key(avatar.avatar_id), encoded.png)
+    await ctx.files.put(avatar_key(avatar.avatar_id), png)
     await ctx.store.add_avatar(avatar)
     return avatar
 

@@ -1,4 +1,5 @@
-"""What domain functions are built from: settings, a store, a file store and a clock."""
+"""What domain functions are built from: settings, a store, a file store, a clock, the signing
+key and the responders of conversations."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from service.clock import Clock
 from service.domain.files import FileStore
 from service.domain.store import Store
+from service.responders import Responders
 from service.settings import Settings
 
 
@@ -20,6 +22,8 @@ class Context:
     clock: Clock
     # Signs file links and derives each owner's webhook secret (see service.runtime).
     signing_key: bytes
+    # Where the replies of live conversations come from (their HTTP clients are shared).
+    responders: Responders
     # Work that outlives a request (session preparation, last-used stamps): kept here so it
     # is not garbage-collected mid-flight and can be finished on shutdown.
     background: set[asyncio.Task] = field(default_factory=set)

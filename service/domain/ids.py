@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 
-PREFIXES = ("agt", "rt", "ses", "tsk", "av", "key", "own", "usg")
+PREFIXES = ("agt", "rt", "ses", "tsk", "av", "key", "own", "usg", "cnv")
 
 
 def new_id(prefix: str) -> str:

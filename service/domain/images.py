@@ -11,7 +11,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from service.domain.errors import PayloadTooLarge, ValidationFailed
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
-MAX_SIDE = 4096
+MAX_IMAGE_SIDE = 4096
 _FORMATS = ("PNG", "JPEG")
 
 
@@ -32,8 +32,8 @@ def _open_checked(data: bytes) -> Image.Image:
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
         raise _invalid("must be a PNG or JPEG image") from None
     width, height = image.size
-    if width > MAX_SIDE or height > MAX_SIDE:
-        raise _invalid(f"is {width}x{height}; each side must be at most {MAX_SIDE} px")
+    if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE:
+        raise _invalid(f"is {width}x{height}; each side must be at most {MAX_IMAGE_SIDE} px")
     return image
 
 

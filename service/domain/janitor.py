@@ -5,6 +5,7 @@ are removed, and idempotency keys are forgotten after their day."""
 from __future__ import annotations
 
 from service.domain.context import Context
+from service.domain.conversations import close_quiet
 from service.domain.files import UPLOADS
 from service.domain.task_runs import TaskKind, recover_lapsed
 from service.domain.tasks import FINAL, IDEMPOTENCY_WINDOW_MS
@@ -13,6 +14,7 @@ from service.domain.upscale import delete_result
 # An upload not written to for this long was abandoned (its client or server went away).
 ABANDONED_UPLOAD_MS = 3600 * 1000
 _BATCH = 500
+_FOREVER = 2**62
 
 
 async def tidy(ctx: Context, kinds: dict[str, TaskKind]) -> None:
@@ -44,7 +46,8 @@ def _task_id(key: str) -> str:
 
 
 async def recover_after_restart(ctx: Context, kinds: dict[str, TaskKind]) -> None:
-    """On start-up, when no worker of this data dir can be alive: every running task and
-    every claimed webhook was interrupted."""
-    await recover_lapsed(ctx, kinds, lease_before_ms=2**62)
+    """On start-up, when no worker of this data dir can be alive: every running task, every
+    claimed webhook and every open conversation was interrupted."""
+    await recover_lapsed(ctx, kinds, lease_before_ms=_FOREVER)
     await ctx.store.release_delivery_claims()
+    await close_quiet(ctx, quiet_since_ms=_FOREVER)

@@ -48,6 +48,11 @@ class Agent(msgspec.Struct, frozen=True):
     model: str = "metis-2.5"
     greeting: str | None = None
     tools: Any = None
+    description: str | None = None
+    runtime_kind: str = "managed_agent"  # or "custom_agent": replies from the owner's endpoint
+    custom_agent_url: str | None = None
+    custom_agent_protocol: str | None = None  # "vercel_ai_sdk" or "openai_chat"
+    custom_agent_bearer_token: str | None = None
 
 
 class Route(msgspec.Struct, frozen=True):
@@ -82,6 +87,9 @@ class Session(msgspec.Struct, frozen=True):
     ready_ms: int | None = None
     stopped_ms: int | None = None
     stop_reason: str | None = None
+    idle_timeout_min: int | None = 15  # None: no idle timeout
+    use_beta: bool = False
+    last_active_ms: int | None = None
 
     def status(self, now_ms: int) -> str:
         """Derived from stored times, so every HTTP worker answers alike."""
@@ -98,6 +106,27 @@ class Session(msgspec.Struct, frozen=True):
         if now_ms >= self.max_end_ms:
             return self.max_end_ms, "max_duration"
         return None, None
+
+
+class Conversation(msgspec.Struct, frozen=True):
+    """One visitor's socket through a route or a session, kept with its messages."""
+
+    conversation_id: str
+    owner_id: str
+    started_ms: int
+    alive_ms: int
+    route_id: str | None = None
+    session_id: str | None = None
+    ended_ms: int | None = None
+    end_reason: str | None = None
+
+
+class Message(msgspec.Struct, frozen=True):
+    conversation_id: str
+    seq: int
+    role: str  # "user" | "assistant"
+    text: str
+    at_ms: int
 
 
 class UsageRecord(msgspec.Struct, frozen=True):

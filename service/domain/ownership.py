@@ -1,5 +1,6 @@
-"""The one ownership rule of the API (SPEC 1): a record of another owner is answered exactly
-like a missing one, so no caller can learn that someone else's id exists."""
+"""The one ownership rule of the API (docs/api.md, "Conventions"): a record of another
+owner is answered exactly like a missing one, so no caller can learn that someone else's id
+exists."""
 
 from __future__ import annotations
 

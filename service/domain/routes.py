@@ -1,4 +1,5 @@
-"""Routes (SPEC 4): a public link to one agent, with a status derived at read time."""
+"""Routes (docs/api.md, "Routes"): a public link to one agent, its status derived at read
+time."""
 
 from __future__ import annotations
 

@@ -1,12 +1,15 @@
-"""Interactive sessions (SPEC 6). Status is derived from stored times (see `Session.status`),
-so every HTTP worker answers alike and no worker has to sleep through the warm-up."""
+"""Interactive sessions. Status is derived from stored times (see `Session.status`), so every
+HTTP worker answers alike and no worker has to sleep through the warm-up."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hmac
 import logging
 from typing import Any
 
+import msgspec
 from PIL import Image
 
 from service.domain.agents import check_avatar_ref, check_model, check_tools
@@ -21,6 +24,46 @@ from service.domain.pagination import PageRequest, Position, next_cursor
 log = logging.getLogger("service.sessions")
 
 MAX_STOP_IDS = 100
+DEFAULT_IDLE_TIMEOUT_MIN = 15
+MAX_IDLE_TIMEOUT_MIN = 1440
+_TOKEN_CONTEXT = b"session-token:"
+
+
+def session_token(ctx: Context, session_id: str) -> str:
+    """The session's second capability (192 bits), for socket clients other than its page.
+    Derived from the signing key, so it is never stored and can be shown again."""
+    digest = hmac.new(ctx.signing_key, _TOKEN_CONTEXT + session_id.encode(), "sha256").digest()
+    return "st_" + base64.urlsafe_b64encode(digest[:24]).decode()
+
+
+def session_token_matches(ctx: Context, session_id: str, token: str) -> bool:
+    return hmac.compare_digest(session_token(ctx, session_id).encode(), token.encode())
+
+
+def _idle_timeout(minutes: int | None) -> int | None:
+    """Minutes of idleness that stop the session; None for `-1` (never)."""
+    if minutes is None:
+        return DEFAULT_IDLE_TIMEOUT_MIN
+    if minutes == -1:
+        return None
+    if not 1 <= minutes <= MAX_IDLE_TIMEOUT_MIN:
+        raise ValidationFailed.field(
+            "idle_timeout", f"must be -1 (never) or 1 to {MAX_IDLE_TIMEOUT_MIN} minutes"
+        )
+    return minutes
+
+
+def _tools(tools: Any) -> Any:
+    """Tools as given, or decoded from the JSON string the hosted API's schema sends."""
+    if isinstance(tools, str):
+        try:
+            tools = msgspec.json.decode(tools)
+        except (msgspec.DecodeError, RecursionError):
+            raise ValidationFailed.field("tools", "is a string but not JSON") from None
+        if not isinstance(tools, (dict, list)):
+            raise ValidationFailed.field("tools", "must hold a JSON object or array")
+    check_tools(tools)
+    return tools
 
 
 def one_of(values: dict[str, Any]) -> Any:
@@ -43,7 +86,8 @@ async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> 
     )
     model = params["model"] or ctx.settings.models[0]
     check_model(ctx, model)
-    check_tools(params["tools"])
+    tools = _tools(params["tools"])
+    idle_timeout = _idle_timeout(params["idle_timeout"])
     await check_avatar_ref(ctx, owner_id, params["avatar_id"])
     now = ctx.clock.now_ms()
     session = Session(
@@ -56,7 +100,9 @@ async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> 
         voice_id=voice,
         llm_model=params["llm_model"],
         instruction=instruction,
-        tools=params["tools"],
+        tools=tools,
+        idle_timeout_min=idle_timeout,
+        use_beta=bool(params["use_beta"]),
     )
     await ctx.store.add_session(session)
     ctx.spawn(prepare_session(ctx, session))
@@ -147,12 +193,16 @@ async def stop_sessions(ctx: Context, owner_id: str, session_ids: list[str]) -> 
 
 
 async def sweep(ctx: Context, batch: int = 500) -> int:
-    """Close sessions past their maximum duration and prepare orphaned ones; returns how many
-    sessions were touched. Run periodically by the one sweeper of `serve`."""
+    """Close sessions past their maximum duration or idle timeout, and prepare orphaned ones;
+    returns how many sessions were touched. Run periodically by the one sweeper of `serve`."""
     now = ctx.clock.now_ms()
     touched = 0
     for session in await ctx.store.sessions_past_max(now, batch):
         touched += await close_session(ctx, session, session.max_end_ms, "max_duration")
+    for session in await ctx.store.idle_sessions(now, batch):
+        idle_since = session.last_active_ms or session.created_ms
+        stop_at = idle_since + session.idle_timeout_min * 60_000
+        touched += await close_session(ctx, session, stop_at, "idle")
     # A worker that died between start and preparation leaves a session without ready_at.
     for session in await ctx.store.unprepared_sessions(now - 30_000, batch):
         await prepare_session(ctx, session)

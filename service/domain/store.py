@@ -16,8 +16,10 @@ from service.domain.models import (
     Agent,
     ApiKey,
     Avatar,
+    Conversation,
     Delivery,
     IdempotencyKey,
+    Message,
     Owner,
     Route,
     Session,
@@ -87,6 +89,45 @@ class SessionStore(Protocol):
     ) -> bool: ...
     async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]: ...
     async def unprepared_sessions(self, created_before_ms: int, limit: int) -> list[Session]: ...
+    async def idle_sessions(self, now_ms: int, limit: int) -> list[Session]:
+        """Open sessions past their idle timeout with no conversation open."""
+        ...
+
+    def live_mark(self) -> bytes:
+        """A value that changes whenever a route, an agent or a session changes, in any
+        process: what open conversations watch to end when theirs does. Cheap to read."""
+        ...
+
+
+class ConversationStore(Protocol):
+    """Conversations and their messages. Closing one records its usage in the same write, once
+    however many processes race to close it; a session's last activity follows its sockets and
+    visitor messages."""
+
+    async def add_conversation(self, conversation: Conversation) -> None: ...
+    async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+    async def list_conversations(
+        self,
+        owner_id: str,
+        page: PageRequest,
+        *,
+        route_id: str | None = None,
+        session_id: str | None = None,
+    ) -> list[Conversation]: ...
+    async def add_message(self, message: Message, session_id: str | None) -> None: ...
+    async def list_messages(
+        self, conversation_id: str, last: int | None = None
+    ) -> list[Message]: ...
+    async def close_conversation(
+        self, conversation: Conversation, ended_ms: int, reason: str, usage: UsageRecord | None
+    ) -> bool: ...
+    async def keep_alive(self, conversation_ids: list[str], now_ms: int) -> None: ...
+    async def conversations_gone_quiet(
+        self, alive_before_ms: int, limit: int
+    ) -> list[Conversation]: ...
+    async def delete_conversation(
+        self, owner_id: str, conversation_id: str, now_ms: int
+    ) -> Conversation | None: ...
 
 
 class UsageStore(Protocol):
@@ -157,7 +198,14 @@ class WebhookStore(Protocol):
 
 
 class Store(
-    AccountStore, CatalogStore, SessionStore, UsageStore, TaskStore, WebhookStore, Protocol
+    AccountStore,
+    CatalogStore,
+    SessionStore,
+    ConversationStore,
+    UsageStore,
+    TaskStore,
+    WebhookStore,
+    Protocol,
 ):
     """Everything the service keeps, as one implementation provides it."""
 

@@ -10,13 +10,7 @@ from typing import Any
 import msgspec
 
 from service.domain.context import Context
-from service.domain.errors import (
-    IdempotencyKeyReused,
-    NotFound,
-    QueueFull,
-    TaskFinished,
-    ValidationFailed,
-)
+from service.domain.errors import IdempotencyKeyReused, NotFound, QueueFull, TaskFinished
 from service.domain.models import (
     Admission,
     Delivery,
@@ -55,7 +49,6 @@ _STAGES = {
 MAX_RERUNS = 2
 # How long an Idempotency-Key is remembered.
 IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
-IDEMPOTENCY_KEY_MAX = 255
 
 
 class InvalidMove(Exception):
@@ -120,17 +113,6 @@ def delivery_for(task: Task, now_ms: int) -> Delivery | None:
     if task.webhook is None or task.status not in FINAL:
         return None
     return Delivery(task.task_id, task.owner_id, task.webhook, now_ms)
-
-
-def check_idempotency_key(key: str | None) -> str | None:
-    """An Idempotency-Key header as given (None when absent): 1..255 printable ASCII."""
-    if key is not None and not (
-        1 <= len(key) <= IDEMPOTENCY_KEY_MAX and all(" " <= c <= "~" for c in key)
-    ):
-        raise ValidationFailed.field(
-            "Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters"
-        )
-    return key
 
 
 async def submit(ctx: Context, task: Task, idempotency: IdempotencyKey | None) -> Task:

@@ -1,4 +1,5 @@
-"""Usage (SPEC 10): listing recorded usage and totals computed from those records only."""
+"""Usage (docs/api.md, "Usage"): listing recorded usage, and totals computed from those
+records only."""
 
 from __future__ import annotations
 

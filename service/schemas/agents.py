@@ -1,8 +1,8 @@
-"""Agent bodies (SPEC 3)."""
+"""Agent bodies (docs/api.md, "Agents")."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -10,6 +10,12 @@ from msgspec import UNSET, UnsetType
 from service.clock import format_ts
 from service.domain import models
 from service.schemas.common import Greeting, Identifier, Instruction, Name, StrictBody, Tools
+
+RuntimeKind = Literal["managed_agent", "custom_agent"]
+CustomProtocol = Literal["vercel_ai_sdk", "openai_chat"]
+Description = Annotated[str, msgspec.Meta(max_length=1_000)]
+Url = Annotated[str, msgspec.Meta(min_length=1, max_length=2_000)]
+BearerToken = Annotated[str, msgspec.Meta(min_length=1, max_length=4_096)]
 
 
 class AgentCreate(StrictBody):
@@ -21,6 +27,11 @@ class AgentCreate(StrictBody):
     model: Identifier | None = None
     greeting: Greeting | None = None
     tools: Tools | None = None
+    description: Description | None = None
+    runtime_kind: RuntimeKind | None = None
+    custom_agent_url: Url | None = None
+    custom_agent_protocol: CustomProtocol | None = None
+    custom_agent_bearer_token: BearerToken | None = None
 
     def fields(self) -> dict[str, Any]:
         given = msgspec.structs.asdict(self)
@@ -38,6 +49,11 @@ class AgentUpdate(StrictBody):
     model: Identifier | UnsetType = UNSET
     greeting: Greeting | UnsetType | None = UNSET
     tools: Tools | UnsetType | None = UNSET
+    description: Description | UnsetType | None = UNSET
+    runtime_kind: RuntimeKind | UnsetType = UNSET
+    custom_agent_url: Url | UnsetType | None = UNSET
+    custom_agent_protocol: CustomProtocol | UnsetType | None = UNSET
+    custom_agent_bearer_token: BearerToken | UnsetType | None = UNSET
 
     def changes(self) -> dict[str, Any]:
         given = msgspec.structs.asdict(self)
@@ -54,6 +70,12 @@ class Agent(msgspec.Struct):
     model: str
     greeting: str | None
     tools: Any
+    description: str | None
+    runtime_kind: RuntimeKind
+    custom_agent_url: str | None
+    custom_agent_protocol: CustomProtocol | None
+    # The bearer token is write-only: only whether one is set is shown.
+    has_custom_agent_bearer_token: bool
     created_at: str
     updated_at: str
 
@@ -69,6 +91,11 @@ class Agent(msgspec.Struct):
             model=agent.model,
             greeting=agent.greeting,
             tools=agent.tools,
+            description=agent.description,
+            runtime_kind=agent.runtime_kind,
+            custom_agent_url=agent.custom_agent_url,
+            custom_agent_protocol=agent.custom_agent_protocol,
+            has_custom_agent_bearer_token=agent.custom_agent_bearer_token is not None,
             created_at=format_ts(agent.created_ms),
             updated_at=format_ts(agent.updated_ms),
         )

@@ -1,4 +1,4 @@
-"""Avatar bodies (SPEC 2a)."""
+"""Avatar bodies (docs/api.md, "Avatars")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Route bodies (SPEC 4)."""
+"""Route bodies (docs/api.md, "Routes")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Interactive session bodies (SPEC 6)."""
+"""Interactive session bodies (docs/api.md, "Interactive sessions")."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
-from service.schemas.common import Identifier, Instruction, StrictBody, Tools
+from service.schemas.common import Identifier, StrictBody, Tools
+
+SessionInstruction = Annotated[str, msgspec.Meta(max_length=12_000)]
 
 
 class SessionStart(StrictBody):
@@ -20,9 +22,13 @@ class SessionStart(StrictBody):
     voice_id: Identifier | None = None
     model: Identifier | None = None
     llm_model: Identifier | None = None
-    instruction: Instruction | None = None
-    instructions: Instruction | None = None
-    tools: Tools | None = None
+    instruction: SessionInstruction | None = None
+    instructions: SessionInstruction | None = None
+    # The hosted API's schema types tools as a string: a JSON string holding them is taken too.
+    tools: Tools | str | None = None
+    # Minutes without a visitor before the session stops by itself; -1: never.
+    idle_timeout: int | None = None
+    use_beta: bool | None = None
 
     def params(self) -> dict[str, Any]:
         return msgspec.structs.asdict(self)
@@ -43,7 +49,8 @@ class Session(msgspec.Struct):
     created_at: str
     ready_at: str | None
     stopped_at: str | None
-    stop_reason: Literal["api", "max_duration", "error"] | None
+    stop_reason: Literal["api", "idle", "max_duration", "error"] | None
+    idle_timeout: int  # minutes; -1: never
 
     @classmethod
     def of(cls, session: models.Session, now_ms: int, base_url: str) -> Session:
@@ -64,11 +71,22 @@ class Session(msgspec.Struct):
             ready_at=format_optional_ts(ready_ms),
             stopped_at=format_optional_ts(stopped_ms),
             stop_reason=reason,
+            idle_timeout=-1 if session.idle_timeout_min is None else session.idle_timeout_min,
         )
 
 
 class SessionBox(msgspec.Struct):
     session: Session
+
+
+class StartedSession(msgspec.Struct):
+    session: Session
+    # A second capability for socket clients other than the page (/i/{id}/ws?token=...).
+    session_token: str
+
+
+class StartedSessionEnvelope(msgspec.Struct):
+    data: StartedSession
 
 
 class SessionEnvelope(msgspec.Struct):

@@ -1,4 +1,5 @@
-"""Video upscale answers: the task's status view and its list."""
+"""Video upscale answers: the task's status view (the answer to a status call, and the body of
+the task's webhook: `upscale_status`) and its list."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import msgspec
 
 from service.clock import format_ts
 from service.domain import models
-from service.domain.tasks import COMPLETED
+from service.domain import upscale as domain
+from service.domain.context import Context
+from service.domain.tasks import COMPLETED, queue_position
 from service.schemas.tasks import (
     TaskErrorView,
     WebhookView,
@@ -132,6 +135,24 @@ def _result(task: models.Task, file_url: str) -> UpscaleResult:
 
 class UpscaleTaskEnvelope(msgspec.Struct):
     data: UpscaleTask
+
+
+async def upscale_view(ctx: Context, task: models.Task, base_url: str) -> UpscaleTask:
+    """The view of `task` now: its queue position, and a freshly signed link to its result
+    while that is readable. `base_url` starts the links: AVATAR_PUBLIC_URL, else the scheme and
+    host of the request."""
+    readable = task.status == COMPLETED and not domain.result_gone(task, ctx.clock.now_ms())
+    return UpscaleTask.of(
+        task,
+        base_url,
+        file_link=domain.result_link(ctx, task) if readable else None,
+        queue_position=await queue_position(ctx, task),
+    )
+
+
+async def upscale_status(ctx: Context, task: models.Task, base_url: str) -> UpscaleTaskEnvelope:
+    """The status response of an upscale task (also its webhook's body)."""
+    return UpscaleTaskEnvelope(await upscale_view(ctx, task, base_url))
 
 
 class UpscaleTaskPage(msgspec.Struct):

@@ -1,4 +1,4 @@
-"""Usage bodies (SPEC 10)."""
+"""Usage bodies (docs/api.md, "Usage")."""
 
 from __future__ import annotations
 

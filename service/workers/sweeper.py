@@ -1,7 +1,7 @@
-"""The one sweeper of `serve`: closes sessions that reached their maximum duration (recording
-their usage), prepares sessions whose worker died before it could, and tidies tasks and files
-(see `service.domain.janitor`). It runs as a role of the supervisor, so there is exactly one
-however many HTTP workers run."""
+"""The one sweeper of `serve`: closes conversations whose worker died and sessions that reached
+their maximum duration or idle timeout (recording their usage), prepares sessions whose worker
+died before it could, and tidies tasks and files (see `service.domain.janitor`). It runs as a
+role of the supervisor, so there is exactly one however many HTTP workers run."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import contextlib
 import logging
 
 from service.domain.context import Context
+from service.domain.conversations import close_quiet
 from service.domain.janitor import tidy
 from service.domain.kinds import task_kinds
 from service.domain.sessions import sweep
@@ -24,10 +25,18 @@ async def tidy_tasks(ctx: Context) -> None:
     await tidy(ctx, task_kinds())
 
 
+_STEPS = (
+    # Conversations whose worker died close first: an open one keeps its session from idling.
+    ("closing quiet conversations", close_quiet),
+    ("session sweep", sweep),
+    ("task tidying", tidy_tasks),
+)
+
+
 async def _sweep_until(settings: Settings, stop: asyncio.Event) -> None:
     async with open_context(settings) as ctx:
         while not stop.is_set():
-            for name, step in (("session sweep", sweep), ("task tidying", tidy_tasks)):
+            for name, step in _STEPS:
                 try:
                     await step(ctx)
                 except Exception:  # a failed pass must not end sweeping; the next one retries

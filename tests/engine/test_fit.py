@@ -1,4 +1,4 @@
-"""engine.fit_box against SPEC section 9: worked examples, properties, and every size to 4096."""
+"""engine.fit_box: worked examples of the API documentation, properties, and every size to 4096."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import _native
+from engine.fit import MAX_SCALE, box_size
 
 BOXES = {"1080p": (1920, 1080), "2k": (2560, 1440), "4k": (3840, 2160)}
 
@@ -103,3 +104,28 @@ def test_every_size_up_to_4096(resolution):
     ref_w, ref_h = _reference_table(resolution, 4096)
     assert np.array_equal(native_w, ref_w)
     assert np.array_equal(native_h, ref_h)
+
+
+@pytest.mark.parametrize(
+    ("size", "resolution", "box"),
+    [
+        ((640, 360), "4k", (3840, 2160)),
+        ((360, 640), "2k", (1440, 2560)),
+        ((8, 8), "1080p", (1920, 1080)),
+    ],
+)
+def test_box_size_follows_the_orientation(size, resolution, box):
+    assert box_size(*size, resolution) == box
+
+
+@given(st.integers(1, 4096), st.integers(1, 4096), st.sampled_from(sorted(BOXES)))
+def test_fitted_size_reaches_the_box_unless_the_scale_limit_stopped_it(width, height, resolution):
+    try:
+        out_w, out_h = engine.fit_box(width, height, resolution)
+    except engine.TargetNotLarger:
+        return
+    box_w, box_h = box_size(width, height, resolution)
+    if out_w < box_w and out_h < box_h:
+        assert (out_w, out_h) == (MAX_SCALE * width, MAX_SCALE * height)
+    else:
+        assert out_w == box_w or out_h == box_h

@@ -3,15 +3,18 @@ API keys for several owners, and real `avatar-service serve` processes on loopba
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -208,6 +211,7 @@ class LiveServer:
     data_dir: str
     env: dict
     process: subprocess.Popen
+    log: deque[str] = field(default_factory=lambda: deque(maxlen=500))  # its latest lines
 
     @property
     def auth(self) -> dict[str, str]:
@@ -235,7 +239,13 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
         raise
     finally:
-        process.stdout.close()
+        with contextlib.suppress(ProcessLookupError):  # nothing of it may linger
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _drain(stream, lines: deque[str]) -> None:
+    with stream:
+        lines.extend(stream)
 
 
 @pytest.fixture
@@ -250,8 +260,14 @@ def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
         env = {**os.environ, **env_vars}
         data_dir = data_dir or str(tmp_path / f"data{len(processes)}")
         command = [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir]
+        # Its own process group, so a test can kill serve and all its children at once.
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            start_new_session=True,
         )
         processes.append(process)
         banner = process.stdout.readline()
@@ -259,6 +275,8 @@ def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
         banner += process.stdout.readline()
         key = banner.splitlines()[1].strip() if banner.startswith("Created") else None
         server = LiveServer(f"http://127.0.0.1:{port}", port, key, banner, data_dir, env, process)
+        # Keep reading what serve prints, so a full pipe never blocks it.
+        threading.Thread(target=_drain, args=(process.stdout, server.log), daemon=True).start()
         poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
         return server
 

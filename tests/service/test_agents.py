@@ -1,4 +1,4 @@
-"""SPEC 3: agents."""
+"""Agents."""
 
 from __future__ import annotations
 
@@ -110,3 +110,45 @@ def test_agents_paginate(api, alice):
         if not (cursor := page["next_cursor"]):
             break
     assert seen == created[::-1]
+
+
+def test_custom_agent_fields_and_write_only_token(api, alice):
+    body = {
+        "name": "Own",
+        "description": "Answers from our own service.",
+        "runtime_kind": "custom_agent",
+        "custom_agent_url": "https://agent.example.com/chat",
+        "custom_agent_protocol": "vercel_ai_sdk",
+        "custom_agent_bearer_token": "s3cret",
+    }
+    agent = api.post("/v1/agents", alice, json=body).json()["data"]
+    assert agent["runtime_kind"] == "custom_agent" and agent["description"] == body["description"]
+    assert agent["custom_agent_protocol"] == "vercel_ai_sdk"
+    assert agent["has_custom_agent_bearer_token"] is True
+    assert "s3cret" not in str(api.get(f"/v1/agents/{agent['agent_id']}", alice).json())
+    path = f"/v1/agents/{agent['agent_id']}/update"
+    cleared = api.post(path, alice, json={"custom_agent_bearer_token": None}).json()["data"]
+    assert cleared["has_custom_agent_bearer_token"] is False
+    plain = api.agent(alice)
+    assert plain["runtime_kind"] == "managed_agent" and plain["description"] is None
+
+
+CUSTOM = {"runtime_kind": "custom_agent"}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**CUSTOM, "custom_agent_protocol": "openai_chat"}, "custom_agent_url"),
+        ({**CUSTOM, "custom_agent_url": "https://a.example"}, "custom_agent_protocol"),
+        ({**CUSTOM, "custom_agent_url": "http://a.example",
+          "custom_agent_protocol": "openai_chat"}, "custom_agent_url"),
+        ({"runtime_kind": "remote"}, "runtime_kind"),
+        ({"custom_agent_protocol": "grpc"}, "custom_agent_protocol"),
+        ({"description": "d" * 1001}, "description"),
+    ],
+)  # fmt: skip
+def test_custom_agent_validation(api, alice, body, field):
+    response = api.post("/v1/agents", alice, json={"name": "a", **body})
+    assert response.status_code == 422, response.text
+    assert [d["field"] for d in response.json()["error"]["details"]] == [field]

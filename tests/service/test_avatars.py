@@ -1,4 +1,4 @@
-"""SPEC 2a: avatars."""
+"""Avatars."""
 
 from __future__ import annotations
 

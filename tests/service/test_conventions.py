@@ -1,4 +1,4 @@
-"""SPEC 1: authentication, the error body, limits, ids, timestamps, OpenAPI, health."""
+"""API conventions: authentication, the error body, limits, ids, timestamps, OpenAPI, health."""
 
 from __future__ import annotations
 

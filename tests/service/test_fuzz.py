@@ -1,7 +1,7 @@
 """No input yields a 500: every endpoint is fuzzed with malformed and hostile requests
 (hypothesis), and schemathesis checks the API against its own OpenAPI document.
 
-4xx answers on the API must carry the SPEC 1 error body; the HTML pages answer 200/404/410."""
+4xx answers on the API must carry the API's error body; the HTML pages answer 200/404/410."""
 
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ ENDPOINTS = [
     ("GET", "/v1/interactive/sessions/{session_id}"),
     ("POST", "/v1/interactive/stop_sessions"),
     ("GET", "/v1/usage"),
+    ("POST", "/v1/avatar/async_generate"),
+    ("GET", "/v1/avatar/async_generate/{task_id}/status"),
+    ("POST", "/v1/avatar/async_generate/{task_id}/cancel"),
+    ("GET", "/v1/conversations"),
+    ("GET", "/v1/conversations/{conversation_id}"),
+    ("POST", "/v1/conversations/{conversation_id}/delete"),
     ("POST", "/v1/video/upscale"),
     ("GET", "/v1/video/upscale"),
     ("GET", "/v1/video/upscale/{task_id}"),
@@ -67,9 +73,10 @@ HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
+    "prompt", "width", "height", "seed", "webhook",
 ]  # fmt: skip
-QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "resolution", "expires",
-         "signature"]  # fmt: skip
+QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
+         "resolution", "expires", "signature"]  # fmt: skip
 # Query values: any text, or a value some parameter takes (so the upscale upload gets parsed).
 query_values = st.text(max_size=40) | st.sampled_from(["1080p", "2k", "4k", "1", "10"])
 # Multipart endpoints: their file part, a text part, and how the file part is named and typed.
@@ -77,6 +84,8 @@ UPLOADS = {
     "/v1/avatars": ("image", "name", "x.png", "image/png"),
     "/v1/video/upscale": ("file", "webhook_url", "x.mp4", "video/mp4"),
 }
+# Templates whose {task_id} is an upscale task (elsewhere it is a generation task).
+UPSCALE_PATHS = ("/v1/video/upscale", "/files/")
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Derandomized: every run draws the same examples, so a failure reproduces and a pass is not luck.
 FUZZ = settings(
@@ -107,19 +116,35 @@ class World:
         session = self.post_ok("/v1/interactive/start_session", json={"avatar_id": avatar})
         video = {"file": ("a.mp4", VIDEO, "video/mp4")}
         done = self.post_ok("/v1/video/upscale?resolution=2k", files=video)["task_id"]
-        run_next(self)  # completes it in this process (the app has no task worker)
+        run_next(self)  # completes it here (the app has no task worker; nothing else waits)
         status = self.client.get(f"/v1/video/upscale/{done}", headers=self.auth).json()["data"]
         self.file_url = status["result"]["output"]["file_url"]
-        task = self.post_ok("/v1/video/upscale?resolution=2k", files=video)["task_id"]  # waits
+        upscale = self.post_ok("/v1/video/upscale?resolution=2k", files=video)["task_id"]
+        task = self.post_ok("/v1/avatar/async_generate", json={"prompt": "a fuzzer"})["task_id"]
+        # The socket fuzzing talks through a route of its own, which no fuzzed path can name.
+        talker = self.post_ok("/v1/agents", json={"name": "T", "greeting": "Hi"})["agent_id"]
+        talk = self.post_ok(f"/v1/agents/{talker}/routes", json={})["id"]
+        with self.client.websocket_connect(f"/r/{talk}/ws") as ws:
+            ws.receive_json()
+        conversations = self.client.get("/v1/conversations", headers=self.auth).json()
         return {
+            "talk_route_id": talk,
+            "conversation_id": conversations["data"]["items"][0]["conversation_id"],
             "avatar_id": avatar,
             "file_name": f"{avatar}.png",
             "agent_id": agent,
             "route_id": route,
             "session_id": session["session"]["session_id"],
-            "name": "pages.css",
             "task_id": task,
+            "upscale_task_id": upscale,
+            "name": "pages.css",
         }
+
+    def ids_for(self, template: str) -> dict[str, str]:
+        """The ids to fill `template` with (its {task_id} is a task of its own kind)."""
+        if template.startswith(UPSCALE_PATHS):
+            return self.ids | {"task_id": self.ids["upscale_task_id"]}
+        return self.ids
 
     def post_ok(self, path: str, **kwargs: Any) -> Any:
         response = self.client.post(path, headers=self.auth, **kwargs)
@@ -136,7 +161,10 @@ def png(width: int, height: int, fmt: str = "PNG") -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     data_dir = tmp_path_factory.mktemp("fuzz")
-    settings = load_settings({}, data_dir=data_dir, rate_limit=1e9, x264_preset="ultrafast")
+    # No worker runs here, so tasks pile up: the queue must not fill (503).
+    settings = load_settings(
+        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast"
+    )
     app = create_app(settings)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client)
@@ -184,6 +212,9 @@ HOSTILE_BODIES = [
     b'{"tools": {"a": "' + b"x" * 70_000 + b'"}}',
     b'{"session_ids": [' + b'"a",' * 100 + b'"b"]}',
     b'{"session_ids": [], "avatar_id": null, "label": null}',
+    b'{"prompt": "p", "width": 1e400, "seed": 9223372036854775808}',
+    b'{"prompt": "p", "webhook": {"url": "https://[::1", "auth_token": null}}',
+    b'{"prompt": "p", "webhook": {"url": "https://x:0/"}}',
     b"[" * DEEP + b"]" * DEEP,
     b'{"tools": ' + b"[" * DEEP + b"]" * DEEP + b"}",
     b'{"tools": ' + b'{"a":' * 3_000 + b"1" + b"}" * 3_000 + b"}",
@@ -263,11 +294,11 @@ def multipart_request(draw, template: str) -> dict[str, Any]:
     return {"content": body, "headers": {"Content-Type": content_type}}
 
 
-def path_values(world: World, name: str) -> st.SearchStrategy[str]:
+def path_values(world: World, template: str, name: str) -> st.SearchStrategy[str]:
     hostile = st.text(min_size=1, max_size=300) | st.sampled_from(
         ["..", "%00", "rt_" + "A" * 22, "a" * 5000, "🙂", "ses_x.png", " "]
     )
-    return st.just(world.ids[name]) | hostile
+    return st.just(world.ids_for(template)[name]) | hostile
 
 
 auth_variants = st.sampled_from(["valid", "none", "garbage", "basic"])
@@ -314,7 +345,7 @@ def test_every_endpoint_is_fuzzed(world):
 def test_no_request_yields_a_server_error(world, method, template, data):
     names = re.findall(r"\{(\w+)\}", template)
     path = template.format(
-        **{name: quote(data.draw(path_values(world, name)), safe="") for name in names}
+        **{name: quote(data.draw(path_values(world, template, name)), safe="") for name in names}
     )
     query = data.draw(st.dictionaries(st.sampled_from(QUERY), query_values, max_size=3))
     auth = _headers(world, data.draw(auth_variants))
@@ -362,7 +393,7 @@ def test_hostile_ranges_to_a_result_file(world, method):
     "template", [t for m, t in ENDPOINTS if m == "POST" and "avatars" not in t]
 )
 def test_hostile_bodies_to_every_json_endpoint(world, template):
-    path = template.format(**world.ids)
+    path = template.format(**world.ids_for(template))
     for body in HOSTILE_BODIES:
         response = world.client.post(path, content=body, headers=world.auth)
         assert_no_server_error(response, template)
@@ -395,7 +426,7 @@ V1_GETS = [t for m, t in ENDPOINTS if m == "GET" and t.startswith("/v1/")]
 
 @pytest.mark.parametrize("template", V1_GETS)
 def test_hostile_queries_to_every_read(world, template):
-    path = template.format(**world.ids)
+    path = template.format(**world.ids_for(template))
     for query in HOSTILE_QUERIES:
         response = world.client.get(path, params=query, headers=world.auth)
         assert_no_server_error(response, template)
@@ -418,7 +449,7 @@ def test_invalid_percent_encodings(world, raw):
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
 def test_wrong_methods_get_the_error_body(world, method):
     for _, template in ENDPOINTS:
-        path = template.format(**world.ids)
+        path = template.format(**world.ids_for(template))
         response = world.client.request(method, path, headers=world.auth)
         assert response.status_code in (404, 405)
         assert_no_server_error(response, "")
@@ -442,7 +473,7 @@ def api_schema(world):
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(method="POST", path=list(UPLOADS))
 
 
-# Checks that do not apply here: the SPEC refuses some schema-valid values on meaning (an
+# Checks that do not apply here: the API refuses some schema-valid values on meaning (an
 # avatar_id that names no avatar, a model not in AVATAR_MODELS) with 422; Litestar 2's
 # automatic OPTIONS answer lists only one handler's methods (litestar-org/litestar#4169); and
 # the ignored-auth probes need a network transport (the hypothesis test above covers auth).
@@ -466,3 +497,29 @@ def test_api_matches_its_openapi_document(case, world):
     response.request.read()  # schemathesis reads the sent body (multipart is streamed)
     case.validate_response(response, excluded_checks=EXCLUDED_CHECKS)
     assert_no_server_error(response, "")
+
+
+# The conversation sockets: no frame a visitor sends ends the conversation or the server.
+
+socket_frames = st.one_of(
+    st.text(max_size=300),
+    json_values.map(json.dumps),
+    st.builds(lambda text: json.dumps({"type": "message", "text": text}), st.text(max_size=4100)),
+    st.sampled_from(['{"type": "message", "text": null}', '{"type": []}', "[]", "\x00", "{" * 500]),
+)
+
+
+@FUZZ
+@given(frames=st.lists(socket_frames, min_size=1, max_size=4))
+def test_no_socket_frame_breaks_the_conversation(world, frames):
+    with world.client.websocket_connect(f"/r/{world.ids['talk_route_id']}/ws") as ws:
+        assert ws.receive_json()["state"] == "ready"
+        assert ws.receive_json()["type"] == "message"  # the greeting
+        for frame in frames:
+            ws.send_text(frame)
+            answer = ws.receive_json()
+            while answer["type"] == "delta":
+                answer = ws.receive_json()
+            assert answer["type"] in ("error", "message", "pong"), answer
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}

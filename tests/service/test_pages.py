@@ -1,4 +1,4 @@
-"""SPEC 5: the public pages /r/{route_id} and /i/{session_id}, their status endpoint, headers
+"""The public pages /r/{route_id} and /i/{session_id}, their status endpoint, headers
 and static files."""
 
 from __future__ import annotations

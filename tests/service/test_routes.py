@@ -1,4 +1,4 @@
-"""SPEC 4: routes."""
+"""Routes."""
 
 from __future__ import annotations
 

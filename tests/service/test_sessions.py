@@ -1,4 +1,4 @@
-"""SPEC 6: interactive sessions, and their usage records (SPEC 10)."""
+"""Interactive sessions, and their usage records."""
 
 from __future__ import annotations
 

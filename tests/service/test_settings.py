@@ -1,4 +1,4 @@
-"""SPEC 11: configuration from AVATAR_* variables."""
+"""Configuration from AVATAR_* variables."""
 
 from __future__ import annotations
 

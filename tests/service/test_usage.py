@@ -1,4 +1,4 @@
-"""SPEC 10: usage windows, pagination and totals from the recorded usage."""
+"""Usage windows, pagination and totals from the recorded usage."""
 
 from __future__ import annotations
 

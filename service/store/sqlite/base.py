@@ -43,6 +43,8 @@ class SqliteBase:
         self._catalog_changes = self._marker(path, "catalog")
         self._route_cache = MarkedCache(self._catalog_changes)
         self._agent_cache = MarkedCache(self._catalog_changes)
+        # Sessions: what open conversations watch (with the catalog) to end when theirs ends.
+        self._session_changes = self._marker(path, "sessions")
         # What wakes idle task workers and the webhook sender in other processes.
         self._task_changes = self._marker(path, "tasks")
         self._delivery_changes = self._marker(path, "deliveries")
@@ -54,8 +56,17 @@ class SqliteBase:
     async def close(self) -> None:
         self._writer.close()
         self._reader.close()
-        for marker in (self._catalog_changes, self._task_changes, self._delivery_changes):
+        for marker in (
+            self._catalog_changes,
+            self._session_changes,
+            self._task_changes,
+            self._delivery_changes,
+        ):
             marker.close()
+
+    def live_mark(self) -> bytes:
+        """Changes whenever a route, an agent or a session changes, in any process."""
+        return self._catalog_changes.current() + self._session_changes.current()
 
     def _one(self, sql: str, params: tuple | list, build: Callable[[sqlite3.Row | tuple], T]):
         row = self._reader.execute(sql, params).fetchone()

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 
+import msgspec
+
 from service.domain.models import Agent, Avatar, Route
 from service.domain.pagination import PageRequest
 from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
 
 _AVATAR = "avatar_id, owner_id, name, width, height, source, created_ms FROM avatars"
-_AGENT = (
-    "agent_id, owner_id, name, created_ms, updated_ms, avatar_id, voice_id, instruction,"
-    " llm_model, model, greeting, tools FROM agents"
-)
+_AGENT_FIELDS = (
+    "agent_id", "owner_id", "name", "created_ms", "updated_ms", "avatar_id", "voice_id",
+    "instruction", "llm_model", "model", "greeting", "tools", "description", "runtime_kind",
+    "custom_agent_url", "custom_agent_protocol", "custom_agent_bearer_token",
+)  # fmt: skip
+_AGENT = f"{', '.join(_AGENT_FIELDS)} FROM agents"
 _ROUTE = "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms FROM routes"
 
 # Derived route status as SQL, mirroring `Route.status` (the parameter is "now").
@@ -28,7 +32,8 @@ def _avatar(row: tuple) -> Avatar:
 
 
 def _agent(row: tuple) -> Agent:
-    return Agent(*row[:11], tools=load_json(row[11]))
+    values = dict(zip(_AGENT_FIELDS, row, strict=True))
+    return Agent(**values | {"tools": load_json(values["tools"])})
 
 
 def _route(row: tuple) -> Route:
@@ -52,27 +57,21 @@ def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> A
     return None if row is None else _avatar(row)
 
 
-def _agent_values(a: Agent) -> tuple:
-    return (
-        a.owner_id, a.name, a.created_ms, a.updated_ms, a.avatar_id, a.voice_id,
-        a.instruction, a.llm_model, a.model, a.greeting, dump_json(a.tools), a.agent_id,
-    )  # fmt: skip
+def _agent_values(agent: Agent) -> dict:
+    values = msgspec.structs.asdict(agent)
+    return values | {"tools": dump_json(agent.tools)}
 
 
 def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
-    conn.execute(
-        "INSERT INTO agents (owner_id, name, created_ms, updated_ms, avatar_id, voice_id,"
-        " instruction, llm_model, model, greeting, tools, agent_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        _agent_values(agent),
-    )
+    names = ", ".join(_AGENT_FIELDS)
+    marks = ", ".join(f":{name}" for name in _AGENT_FIELDS)
+    conn.execute(f"INSERT INTO agents ({names}) VALUES ({marks})", _agent_values(agent))
 
 
 def _replace_agent(conn: sqlite3.Connection, agent: Agent) -> bool:
+    assigns = ", ".join(f"{name} = :{name}" for name in _AGENT_FIELDS if name != "agent_id")
     cursor = conn.execute(
-        "UPDATE agents SET owner_id = ?, name = ?, created_ms = ?, updated_ms = ?, avatar_id = ?,"
-        " voice_id = ?, instruction = ?, llm_model = ?, model = ?, greeting = ?, tools = ?"
-        " WHERE agent_id = ? AND deleted_ms IS NULL",
+        f"UPDATE agents SET {assigns} WHERE agent_id = :agent_id AND deleted_ms IS NULL",
         _agent_values(agent),
     )
     return cursor.rowcount == 1

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 
+import msgspec
+
 from service.domain.models import Session, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
 from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
 
-_SESSION = (
-    "session_id, owner_id, avatar_id, model, created_ms, max_end_ms, voice_id, llm_model,"
-    " instruction, tools, ready_ms, stopped_ms, stop_reason FROM sessions"
-)
+_SESSION_FIELDS = (
+    "session_id", "owner_id", "avatar_id", "model", "created_ms", "max_end_ms", "voice_id",
+    "llm_model", "instruction", "tools", "ready_ms", "stopped_ms", "stop_reason",
+    "idle_timeout_min", "use_beta", "last_active_ms",
+)  # fmt: skip
+_SESSION = f"{', '.join(_SESSION_FIELDS)} FROM sessions"
 _USAGE = (
     "usage_id, owner_id, kind, ref_id, started_ms, ended_ms, seconds, billable_seconds"
     " FROM usage_records"
@@ -19,20 +23,21 @@ _USAGE = (
 
 
 def _session(row: tuple) -> Session:
-    return Session(*row[:9], load_json(row[9]), *row[10:])
+    values = dict(zip(_SESSION_FIELDS, row, strict=True))
+    return Session(
+        **values | {"tools": load_json(values["tools"]), "use_beta": bool(values["use_beta"])}
+    )
 
 
 def _usage(row: tuple) -> UsageRecord:
     return UsageRecord(*row)
 
 
-def _insert_session(conn: sqlite3.Connection, s: Session) -> None:
-    conn.execute(
-        "INSERT INTO sessions (session_id, owner_id, avatar_id, model, created_ms, max_end_ms,"
-        " voice_id, llm_model, instruction, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (s.session_id, s.owner_id, s.avatar_id, s.model, s.created_ms, s.max_end_ms,
-         s.voice_id, s.llm_model, s.instruction, dump_json(s.tools)),
-    )  # fmt: skip
+def _insert_session(conn: sqlite3.Connection, session: Session) -> None:
+    values = msgspec.structs.asdict(session) | {"tools": dump_json(session.tools)}
+    names = ", ".join(_SESSION_FIELDS)
+    marks = ", ".join(f":{name}" for name in _SESSION_FIELDS)
+    conn.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", values)
 
 
 def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> None:
@@ -84,11 +89,15 @@ class SessionsMixin(SqliteBase):
 
     async def mark_session_ready(self, session_id: str, ready_ms: int) -> None:
         await self._write(_mark_ready, session_id, ready_ms)
+        self._session_changes.touch()
 
     async def stop_session(
         self, session_id: str, stopped_ms: int, reason: str, usage: UsageRecord
     ) -> bool:
-        return await self._write(_stop, session_id, stopped_ms, reason, usage)
+        stopped = await self._write(_stop, session_id, stopped_ms, reason, usage)
+        if stopped:
+            self._session_changes.touch()
+        return stopped
 
     async def add_usage(self, usage: UsageRecord) -> None:
         await self._write(insert_usage, usage)
@@ -96,6 +105,17 @@ class SessionsMixin(SqliteBase):
     async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]:
         sql = f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms <= ? LIMIT ?"
         return self._all(sql, (now_ms, limit), _session)
+
+    async def idle_sessions(self, now_ms: int, limit: int) -> list[Session]:
+        """Open sessions past their idle timeout with no conversation open."""
+        sql = (
+            f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms > ?"
+            " AND idle_timeout_min IS NOT NULL"
+            " AND coalesce(last_active_ms, created_ms) + idle_timeout_min * 60000 <= ?"
+            " AND NOT EXISTS (SELECT 1 FROM conversations c"
+            " WHERE c.session_id = sessions.session_id AND c.ended_ms IS NULL) LIMIT ?"
+        )
+        return self._all(sql, (now_ms, now_ms, limit), _session)
 
     async def unprepared_sessions(self, created_before_ms: int, limit: int) -> list[Session]:
         sql = (

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from service.store.sqlite.accounts import AccountsMixin
 from service.store.sqlite.catalog import CatalogMixin
+from service.store.sqlite.conversations import ConversationsMixin
 from service.store.sqlite.sessions import SessionsMixin
 from service.store.sqlite.tasks import TasksMixin
 from service.store.sqlite.webhooks import WebhooksMixin
 
 
-class SqliteStore(AccountsMixin, CatalogMixin, SessionsMixin, TasksMixin, WebhooksMixin):
+class SqliteStore(
+    AccountsMixin, CatalogMixin, SessionsMixin, ConversationsMixin, TasksMixin, WebhooksMixin
+):
     """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""

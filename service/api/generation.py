@@ -1,0 +1,50 @@
+"""Avatar generation: /v1/avatar/async_generate."""
+
+from __future__ import annotations
+
+from litestar import Controller, Request, get, post
+from litestar.openapi.datastructures import ResponseSpec
+
+from service.api.body import json_body, read_json
+from service.api.context import ctx_of, owner_of, public_base
+from service.api.idempotency import idempotency_key
+from service.domain import generation as domain
+from service.domain.tasks import owned_task
+from service.schemas.generation import (
+    GenerationCreate,
+    GenerationStatusEnvelope,
+    GenerationSubmittedEnvelope,
+    generation_status,
+)
+
+# Statuses beyond those every endpoint of this shape answers (`service.api.openapi` writes
+# their error body into the document).
+_QUEUE_FULL = {503: ResponseSpec(None, description="QUEUE_FULL")}
+_TASK_FINISHED = {409: ResponseSpec(None, description="TASK_FINISHED")}
+
+
+class GenerationController(Controller):
+    path = "/avatar/async_generate"
+    tags = ("avatar generation",)
+
+    @post(operation_class=json_body(GenerationCreate), status_code=200, responses=_QUEUE_FULL)
+    async def generate_avatar(self, request: Request) -> GenerationSubmittedEnvelope:
+        ctx, body = ctx_of(request), await read_json(request, GenerationCreate)
+        generation = body.request(ctx)
+        key = idempotency_key(request, domain.fingerprint(generation))
+        task = await domain.submit_generation(ctx, owner_of(request), generation, key)
+        return GenerationSubmittedEnvelope.of(task, public_base(request))
+
+    @get("/{task_id:str}/status")
+    async def get_generation_status(
+        self, request: Request, task_id: str
+    ) -> GenerationStatusEnvelope:
+        ctx = ctx_of(request)
+        task = await owned_task(ctx, owner_of(request), task_id, domain.KIND)
+        return await generation_status(ctx, task, public_base(request))
+
+    @post("/{task_id:str}/cancel", status_code=200, responses=_TASK_FINISHED)
+    async def cancel_generation(self, request: Request, task_id: str) -> GenerationStatusEnvelope:
+        ctx = ctx_of(request)
+        task = await domain.cancel_generation(ctx, owner_of(request), task_id)
+        return await generation_status(ctx, task, public_base(request))

@@ -1,0 +1,81 @@
+"""The conversations open in this process, and the one watch that ends them when their route is
+revoked or expires, or their session stops: by any process, since the store's live mark changes
+with every route, agent or session change anywhere, and by the clock for expiries. It also
+stamps them alive, so the sweeper can tell an open conversation from one whose process died."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from service.domain.context import Context
+from service.domain.conversations import KEEP_ALIVE_MS, Live, watch_state
+
+log = logging.getLogger("service.live")
+
+# How often the watch looks: a revoked route's sockets close well within a second.
+TICK_S = 0.1
+
+
+@dataclass
+class _Watched:
+    live: Live
+    on_end: Callable[[str], None]
+    deadline_ms: int | None = None
+
+
+class LiveConversations:
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._open: dict[str, _Watched] = {}
+        self._task: asyncio.Task | None = None
+
+    async def watch(self, live: Live, on_end: Callable[[str], None]) -> None:
+        """Call `on_end(reason)` once when `live` must end (at once if it must already)."""
+        watched = _Watched(live, on_end)
+        self._open[live.conversation_id] = watched
+        await self._check(watched)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def forget(self, live: Live) -> None:
+        self._open.pop(live.conversation_id, None)
+
+    async def stop(self, reason: str) -> None:
+        """End every open conversation (the process is shutting down) and the watch."""
+        for watched in list(self._open.values()):
+            self._end(watched, reason)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _check(self, watched: _Watched) -> None:
+        reason, watched.deadline_ms = await watch_state(self._ctx, watched.live.setup)
+        if reason:
+            self._end(watched, reason)
+
+    def _end(self, watched: _Watched, reason: str) -> None:
+        if self._open.pop(watched.live.conversation_id, None) is not None:
+            watched.on_end(reason)
+
+    async def _run(self) -> None:
+        mark, stamped = None, self._ctx.clock.now_ms()
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                current = self._ctx.store.live_mark()
+                changed, mark = current != mark, current
+                now = self._ctx.clock.now_ms()
+                for watched in list(self._open.values()):
+                    due = watched.deadline_ms is not None and now >= watched.deadline_ms
+                    if changed or due:
+                        await self._check(watched)
+                if now - stamped >= KEEP_ALIVE_MS:
+                    stamped = now
+                    await self._ctx.store.keep_alive(list(self._open), now)
+            except Exception:  # the watch must outlive a failed pass; the next one retries
+                log.exception("watching live conversations failed")

@@ -1,0 +1,147 @@
+"""Avatar generation bodies, and the status view (the answer to a status call, and the body of
+the task's webhook: `generation_status`)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Annotated, Literal
+
+import msgspec
+
+from service.clock import format_optional_ts, format_ts
+from service.domain import generation as domain
+from service.domain.context import Context
+from service.domain.models import Task, WebhookOutcome
+from service.domain.tasks import queue_position
+from service.schemas.common import StrictBody
+
+Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=domain.MAX_PROMPT)]
+Side = Annotated[int, msgspec.Meta(ge=domain.MIN_SIDE, le=domain.MAX_SIDE)]
+Seed = Annotated[int, msgspec.Meta(ge=0, le=domain.MAX_SEED)]
+TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"]
+
+
+class GenerationWebhook(StrictBody):
+    url: str | None = None
+    auth_token: str | None = None
+
+
+class GenerationCreate(StrictBody):
+    """`width`, `height` and `seed` given as null count as omitted."""
+
+    prompt: Prompt
+    width: Side | None = None
+    height: Side | None = None
+    seed: Seed | None = None
+    webhook: GenerationWebhook | None = None
+
+    def request(self, ctx: Context) -> domain.GenerationRequest:
+        webhook = self.webhook or GenerationWebhook()
+        return domain.check_request(
+            ctx,
+            self.prompt,
+            self.width or domain.DEFAULT_SIDE,
+            self.height or domain.DEFAULT_SIDE,
+            self.seed,
+            webhook.url,
+            webhook.auth_token,
+        )
+
+
+def status_url(task_id: str, base_url: str) -> str:
+    return f"{base_url}/v1/avatar/async_generate/{task_id}/status"
+
+
+class GenerationSubmitted(msgspec.Struct):
+    task_id: str
+    status: TaskStatus
+    status_url: str
+
+
+class GenerationSubmittedEnvelope(msgspec.Struct):
+    data: GenerationSubmitted
+
+    @classmethod
+    def of(cls, task: Task, base_url: str) -> GenerationSubmittedEnvelope:
+        url = status_url(task.task_id, base_url)
+        return cls(GenerationSubmitted(task.task_id, task.status, url))  # type: ignore[arg-type]
+
+
+class WebhookResult(msgspec.Struct):
+    """How the webhook delivery went (its token is never shown)."""
+
+    delivered: bool
+    status_code: int | None
+    error: str | None
+    attempted_at: str
+
+    @classmethod
+    def of(cls, outcome: WebhookOutcome) -> WebhookResult:
+        attempted = format_ts(outcome.attempted_ms)
+        return cls(outcome.delivered, outcome.status_code, outcome.error, attempted)
+
+
+class GenerationStatus(msgspec.Struct, omit_defaults=True):
+    """Optional keys are absent, not null, when they do not apply: hosted clients read a
+    present `error` as a failure."""
+
+    task_id: str
+    kind: str
+    status: TaskStatus
+    stage: str
+    progress: float
+    status_url: str
+    created_at: str
+    updated_at: str
+    started_at: str | None
+    finished_at: str | None
+    completed_at: str | None  # when it reached a final status, whichever
+    prompt: str
+    width: int
+    height: int
+    seed: int
+    queue_position: int | msgspec.UnsetType = msgspec.UNSET  # while IN_QUEUE; 1 = next
+    avatar_id: str | msgspec.UnsetType = msgspec.UNSET  # once COMPLETED
+    image: str | msgspec.UnsetType = msgspec.UNSET  # base64 PNG, while the avatar exists
+    error: str | msgspec.UnsetType = msgspec.UNSET  # FAILED or TIMED_OUT: what went wrong
+    error_code: str | msgspec.UnsetType = msgspec.UNSET
+    webhook: WebhookResult | msgspec.UnsetType = msgspec.UNSET  # once a delivery was tried
+
+
+class GenerationStatusEnvelope(msgspec.Struct):
+    data: GenerationStatus
+
+
+def _view(task: Task, base_url: str, position: int | None, png: bytes | None) -> GenerationStatus:
+    params, unset = task.params, msgspec.UNSET
+    return GenerationStatus(
+        task_id=task.task_id,
+        kind=task.kind,
+        status=task.status,  # type: ignore[arg-type]
+        stage=task.stage,
+        progress=task.progress,
+        status_url=status_url(task.task_id, base_url),
+        created_at=format_ts(task.created_ms),
+        updated_at=format_ts(task.updated_ms),
+        started_at=format_optional_ts(task.started_ms),
+        finished_at=format_optional_ts(task.finished_ms),
+        completed_at=format_optional_ts(task.finished_ms),
+        prompt=params["prompt"],
+        width=params["width"],
+        height=params["height"],
+        seed=params["seed"],
+        queue_position=unset if position is None else position,
+        avatar_id=(task.result or {}).get("avatar_id", unset),
+        image=unset if png is None else base64.b64encode(png).decode("ascii"),
+        error=unset if task.error is None else task.error.message,
+        error_code=unset if task.error is None else task.error.code,
+        webhook=unset if task.webhook_outcome is None else WebhookResult.of(task.webhook_outcome),
+    )
+
+
+async def generation_status(ctx: Context, task: Task, base_url: str) -> GenerationStatusEnvelope:
+    """The status response of a generation task (also its webhook's body). `base_url` starts
+    the `status_url` link: AVATAR_PUBLIC_URL, else the scheme and host of the request."""
+    position = await queue_position(ctx, task)
+    png = await domain.generated_png(ctx, task)
+    return GenerationStatusEnvelope(_view(task, base_url, position, png))

@@ -1,0 +1,243 @@
+"""The conversation sockets through the test client: the frames of a conversation, validation,
+ending on revoke, expiry and session stop, session warm-up and tokens, and what is kept."""
+
+from __future__ import annotations
+
+import pytest
+from litestar.exceptions import WebSocketDisconnect
+
+from service.domain.sessions import session_token, sweep
+
+
+@pytest.fixture
+def route(api, alice) -> dict:
+    agent = api.agent(alice, name="Ada", greeting="Hello! Ask me anything.")
+    return api.route(alice, agent["agent_id"])
+
+
+def receive_reply(ws) -> tuple[list[str], dict]:
+    """The delta frames' texts and the closing message frame of one reply."""
+    deltas = []
+    while (frame := ws.receive_json())["type"] == "delta":
+        deltas.append(frame)
+    assert frame["type"] == "message" and frame["role"] == "assistant", frame
+    assert {d["id"] for d in deltas} <= {frame["id"]}
+    return [d["text"] for d in deltas], frame
+
+
+def open_route(api, route_id: str):
+    ws = api.client.websocket_connect(f"/r/{route_id}/ws")
+    ws.__enter__()
+    return ws
+
+
+def test_greeting_then_streamed_replies(api, route):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        assert ws.receive_json() == {"type": "state", "state": "ready"}
+        greeting = ws.receive_json()
+        assert greeting["type"] == "message" and greeting["text"] == "Hello! Ask me anything."
+        ws.send_json({"type": "message", "text": "What is 2 + 2?"})
+        deltas, message = receive_reply(ws)
+        assert len(deltas) >= 2 and "".join(deltas) == message["text"]
+        assert "What is 2 + 2?" in message["text"]  # the offline responder echoes the visitor
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"type": "message", "text": ""},
+        {"type": "message", "text": "x" * 4001},
+        {"type": "message"},
+        {"type": "message", "text": 5},
+        {"type": "shout", "text": "hi"},
+        "not json at all",
+        {"type": "message", "text": "x" * 70_000},
+    ],
+)
+def test_bad_frames_get_an_error_frame_and_the_conversation_goes_on(api, route, frame):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()  # ready, greeting
+        if isinstance(frame, str):
+            ws.send_text(frame)
+        else:
+            ws.send_json(frame)
+        error = ws.receive_json()
+        assert error["type"] == "error" and error["message"]
+        ws.send_json({"type": "message", "text": "still there?"})
+        assert receive_reply(ws)[1]["text"]
+
+
+def test_the_longest_message_is_taken(api, route):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()
+        ws.send_json({"type": "message", "text": "é" * 4000})
+        assert receive_reply(ws)[1]["type"] == "message"
+
+
+@pytest.mark.parametrize("state", ["unknown", "revoked", "expired"])
+def test_no_socket_opens_for_a_link_that_admits_nobody(api, alice, route, state):
+    route_id = route["id"]
+    if state == "unknown":
+        route_id = "rt_unknown"
+    elif state == "revoked":
+        api.post(f"/v1/agent-routes/{route_id}/revoke", alice)
+    else:
+        route_id = api.route(alice, route["agent_id"], validity_seconds=5)["id"]
+        api.clock.advance(5)
+    with (
+        pytest.raises(WebSocketDisconnect),
+        api.client.websocket_connect(f"/r/{route_id}/ws") as ws,
+    ):
+        ws.receive_json()
+
+
+def test_revoking_the_route_ends_its_open_sockets(api, alice, route):
+    sockets = [open_route(api, route["id"]) for _ in range(3)]
+    for ws in sockets:
+        ws.receive_json(), ws.receive_json()
+    api.post(f"/v1/agent-routes/{route['id']}/revoke", alice)
+    for ws in sockets:
+        assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "revoked"}
+        with pytest.raises(WebSocketDisconnect):
+            ws.receive_json()
+
+
+def test_deleting_the_agent_ends_its_sockets(api, alice, route):
+    ws = open_route(api, route["id"])
+    ws.receive_json(), ws.receive_json()
+    api.post(f"/v1/agents/{route['agent_id']}/delete", alice)
+    assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "revoked"}
+
+
+def test_an_expiring_route_ends_its_sockets_by_the_clock(api, alice, route):
+    temporary = api.route(alice, route["agent_id"], validity_seconds=60)
+    ws = open_route(api, temporary["id"])
+    ws.receive_json(), ws.receive_json()
+    api.clock.advance(60)
+    assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "expired"}
+
+
+def test_route_conversations_are_kept_and_billed(api, alice, route):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()
+        ws.send_json({"type": "message", "text": "Hi there"})
+        receive_reply(ws)
+        api.clock.advance(42.5)
+    listing = api.get("/v1/conversations", alice, params={"route_id": route["id"]}).json()
+    (item,) = listing["data"]["items"]
+    assert item["conversation_id"].startswith("cnv_") and "messages" not in item
+    assert item["route_id"] == route["id"] and item["session_id"] is None
+    kept = api.get(f"/v1/conversations/{item['conversation_id']}", alice).json()["data"]
+    assert [(m["role"], m["text"][:8]) for m in kept["messages"]] == [
+        ("assistant", "Hello! A"),
+        ("user", "Hi there"),
+        ("assistant", kept["messages"][2]["text"][:8]),
+    ]
+    assert kept["ended_at"] is not None and kept["end_reason"] == "closed"
+    usage = api.get("/v1/usage", alice).json()["data"]
+    assert usage["totals"]["route_conversation_seconds"] == 42.5
+    assert usage["items"][0]["ref_id"] == item["conversation_id"]
+
+
+def test_conversations_of_another_owner_are_not_found(api, alice, bob, route):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json()
+    cid = api.get("/v1/conversations", alice).json()["data"]["items"][0]["conversation_id"]
+    assert api.get(f"/v1/conversations/{cid}", bob).status_code == 404
+    assert api.post(f"/v1/conversations/{cid}/delete", bob).status_code == 404
+    assert api.post(f"/v1/conversations/{cid}/delete", alice).status_code == 200
+    assert api.get(f"/v1/conversations/{cid}", alice).status_code == 404
+
+
+# Sessions
+
+
+def start_session(api, auth, **body) -> dict:
+    avatar = api.avatar(auth)
+    body = {"avatar_id": avatar["avatar_id"], **body}
+    response = api.post("/v1/interactive/start_session", auth, json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def test_a_session_socket_connects_then_turns_ready(make_api, wait_until):
+    api = make_api(session_warmup_s=30)
+    alice = api.key()
+    sid = start_session(api, alice)["session"]["session_id"]
+    with api.client.websocket_connect(f"/i/{sid}/ws") as ws:
+        assert ws.receive_json() == {"type": "state", "state": "connecting"}
+        api.clock.advance(30)
+        assert ws.receive_json() == {"type": "state", "state": "ready"}
+        ws.send_json({"type": "message", "text": "hello"})
+        assert "hello" in receive_reply(ws)[1]["text"]
+
+
+def test_session_token_opens_the_socket_and_a_wrong_one_does_not(api, alice):
+    started = start_session(api, alice)
+    sid, token = started["session"]["session_id"], started["session_token"]
+    assert token == session_token(api.ctx, sid) and len(token) >= 32
+    with api.client.websocket_connect(f"/i/{sid}/ws?token={token}") as ws:
+        assert ws.receive_json()["type"] == "state"
+    with (
+        pytest.raises(WebSocketDisconnect),
+        api.client.websocket_connect(f"/i/{sid}/ws?token=st_wrong") as ws,
+    ):
+        ws.receive_json()
+
+
+def test_stopping_the_session_ends_its_socket_and_no_new_one_opens(api, alice):
+    sid = start_session(api, alice)["session"]["session_id"]
+    with api.client.websocket_connect(f"/i/{sid}/ws") as ws:
+        ws.receive_json()  # connecting (or ready)
+        api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [sid]})
+        while (frame := ws.receive_json())["state"] != "ended":
+            pass
+        assert frame == {"type": "state", "state": "ended", "reason": "session_api"}
+    with pytest.raises(WebSocketDisconnect), api.client.websocket_connect(f"/i/{sid}/ws") as ws:
+        ws.receive_json()
+
+
+def test_a_session_without_visitors_stops_after_its_idle_timeout(api, alice, wait_until):
+    sid = start_session(api, alice, idle_timeout=2)["session"]["session_id"]
+    with api.client.websocket_connect(f"/i/{sid}/ws") as ws:
+        while ws.receive_json() != {"type": "state", "state": "ready"}:
+            pass
+        api.clock.advance(600)  # an open socket keeps the session alive
+        run_sweep(api)
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}
+    assert _session(api, alice, sid)["status"] != "stopped"
+    wait_until(lambda: _conversations(api, alice, sid)[0]["ended_at"] is not None)
+    api.clock.advance(119)
+    run_sweep(api)
+    assert _session(api, alice, sid)["status"] != "stopped"
+    api.clock.advance(1)
+    run_sweep(api)
+    session = _session(api, alice, sid)
+    assert (session["status"], session["stop_reason"]) == ("stopped", "idle")
+
+
+def test_idle_timeout_can_be_turned_off_and_is_checked(api, alice):
+    session = start_session(api, alice, idle_timeout=-1)["session"]
+    assert session["idle_timeout"] == -1
+    for bad in (0, -2, 1441, "15", 1.5, True):
+        avatar = api.avatar(alice)
+        body = {"avatar_id": avatar["avatar_id"], "idle_timeout": bad}
+        response = api.post("/v1/interactive/start_session", alice, json=body)
+        assert response.status_code == 422, bad
+
+
+def _conversations(api, auth, sid) -> list[dict]:
+    params = {"session_id": sid}
+    return api.get("/v1/conversations", auth, params=params).json()["data"]["items"]
+
+
+def _session(api, auth, sid) -> dict:
+    return api.get(f"/v1/interactive/sessions/{sid}", auth).json()["data"]["session"]
+
+
+def run_sweep(api) -> None:
+    with api.client.portal() as portal:
+        portal.call(sweep, api.ctx)
