@@ -17,10 +17,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import av
 import httpx
+import numpy as np
 import pytest
 from litestar.testing import TestClient
 from PIL import Image
@@ -79,6 +82,35 @@ def png_bytes(width: int = 32, height: int = 24, mode: str = "RGB", fmt: str = "
     out = io.BytesIO()
     image.save(out, format=fmt)
     return out.getvalue()
+
+
+@cache
+def mp4_bytes(width: int = 160, height: int = 90, frames: int = 10, rate: int = 30) -> bytes:
+    """A small H.264 MP4 (yuv420p, no audio) of a square moving over a gradient."""
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=rate)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        y, x = np.mgrid[0:height, 0:width]
+        for index in range(frames):
+            image = np.empty((height, width, 3), np.uint8)
+            image[..., 0] = (x * 255 // max(width - 1, 1) + index * 8) % 256
+            image[..., 1] = y * 255 // max(height - 1, 1)
+            image[..., 2] = 128
+            side = max(min(width, height) // 4, 2)
+            left = (index * 3) % max(width - side, 1)
+            image[height // 3 : height // 3 + side, left : left + side] = (250, 250, 40)
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = index
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return out.getvalue()
+
+
+@pytest.fixture(name="mp4_bytes")
+def mp4_bytes_fixture() -> Callable[..., bytes]:
+    return mp4_bytes
 
 
 def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
