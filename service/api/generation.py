@@ -13,9 +13,9 @@ from service.domain.tasks import owned_task
 from service.schemas.generation import (
     GenerationCreate,
     GenerationStatusEnvelope,
-    GenerationSubmittedEnvelope,
     generation_status,
 )
+from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
 
 # Statuses beyond those every endpoint of this shape answers (`service.api.openapi` writes
 # their error body into the document).
@@ -28,12 +28,13 @@ class GenerationController(Controller):
     tags = ("avatar generation",)
 
     @post(operation_class=json_body(GenerationCreate), status_code=200, responses=_QUEUE_FULL)
-    async def generate_avatar(self, request: Request) -> GenerationSubmittedEnvelope:
+    async def generate_avatar(self, request: Request) -> TaskSubmittedEnvelope:
         ctx, body = ctx_of(request), await read_json(request, GenerationCreate)
-        generation = body.request(ctx)
+        base = public_base(request)
+        generation = body.request(ctx, base)
         key = idempotency_key(request, domain.fingerprint(generation))
         task = await domain.submit_generation(ctx, owner_of(request), generation, key)
-        return GenerationSubmittedEnvelope.of(task, public_base(request))
+        return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
 
     @get("/{task_id:str}/status")
     async def get_generation_status(

@@ -28,7 +28,6 @@ from service.schemas.upscale import (
     UpscaleTaskEnvelope,
     UpscaleTaskPage,
     UpscaleTaskPageEnvelope,
-    status_url,
     upscale_status,
     upscale_view,
 )
@@ -73,8 +72,7 @@ class UpscaleController(Controller):
         idempotency_key: IdempotencyKeyHeader = None,
     ) -> TaskSubmittedEnvelope:
         task = await _submit(request, resolution, idempotency_key)
-        url = status_url(public_base(request), task.task_id)
-        return TaskSubmittedEnvelope(TaskSubmitted.of(task, url))
+        return TaskSubmittedEnvelope(TaskSubmitted.of(task, public_base(request)))
 
     @get()
     async def list_upscales(
@@ -151,13 +149,20 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
     def check_webhook_first(fields: Mapping[str, str]) -> None:
         # Refuse a bad webhook before the file is read when the URL came first.
         if domain.WEBHOOK_URL in fields:
-            domain.check_form(ctx, resolution, fields)
+            domain.check_form(ctx, resolution, fields, public_base(request))
 
     upload = await receive_upload(
         request, ctx.files, upload_key(task_id), form, check_webhook_first
     )
     return await domain.accept_upload(
-        ctx, owner_of(request), task_id, resolution, upload.fields, upload.sha256, idempotency_key
+        ctx,
+        owner_of(request),
+        task_id,
+        resolution,
+        upload.fields,
+        upload.sha256,
+        idempotency_key,
+        public_base(request),
     )
 
 

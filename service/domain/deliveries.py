@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -28,7 +28,7 @@ CLAIM_MS = 30_000
 MAX_ATTEMPTS = 2
 
 # A task's webhook body: its status response as the status endpoint of its kind answers now.
-RenderBody = Callable[[Task], bytes]
+RenderBody = Callable[[Task], Awaitable[bytes]]
 
 
 class Transport(Protocol):
@@ -99,7 +99,7 @@ async def _body(ctx: Context, delivery: Delivery, render: RenderBody) -> bytes |
         task = await ctx.store.get_task(delivery.task_id)
         if task is None:  # cannot happen: a delivery refers to its task
             raise LookupError(f"no task {delivery.task_id}")
-        return render(task)
+        return await render(task)
     except Exception:  # a bug: recorded as this delivery's failure, never retried forever
         log.exception("webhook of %s: its body could not be built", delivery.task_id)
         return None

@@ -60,14 +60,17 @@ def check_request(
     seed: int | None,
     webhook_url: str | None,
     webhook_token: str | None,
+    links_base: str,
 ) -> GenerationRequest:
-    """The request with its webhook checked (types and ranges are the body decoder's job)."""
+    """The request with its webhook checked (types and ranges are the body decoder's job);
+    `links_base` starts the links of the answers (and of the webhook's body)."""
     webhook = check_target(
         webhook_url,
         webhook_token,
         allow_private=ctx.settings.webhook_allow_private,
         url_field="webhook.url",
         token_field="webhook.auth_token",
+        links_base=links_base,
     )
     return GenerationRequest(prompt, width, height, seed, webhook)
 

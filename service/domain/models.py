@@ -152,10 +152,12 @@ class TaskError(msgspec.Struct, frozen=True):
 
 
 class WebhookTarget(msgspec.Struct, frozen=True):
-    """Where a task's final status is posted; the token is sent, never shown."""
+    """Where a task's final status is posted; the token is sent, never shown. `links_base`
+    starts the links in the posted body: the base the submission was answered with."""
 
     url: str
     token: str | None = None
+    links_base: str | None = None
 
 
 class WebhookOutcome(msgspec.Struct, frozen=True):

@@ -55,9 +55,14 @@ _RESOLUTIONS = ", ".join(engine.RESOLUTIONS)
 
 
 def check_request(
-    ctx: Context, resolution: str | None, webhook_url: str | None, webhook_token: str | None
+    ctx: Context,
+    resolution: str | None,
+    webhook_url: str | None,
+    webhook_token: str | None,
+    links_base: str,
 ) -> UpscaleRequest:
-    """The request's own checks, in order: the resolution, then the webhook fields."""
+    """The request's own checks, in order: the resolution, then the webhook fields.
+    `links_base` starts the links of the answers (and of the webhook's body)."""
     return UpscaleRequest(
         check_resolution(resolution),
         check_target(
@@ -66,13 +71,17 @@ def check_request(
             allow_private=ctx.settings.webhook_allow_private,
             url_field=WEBHOOK_URL,
             token_field=WEBHOOK_TOKEN,
+            links_base=links_base,
         ),
     )
 
 
-def check_form(ctx: Context, resolution: str | None, fields: Mapping[str, str]) -> UpscaleRequest:
+def check_form(
+    ctx: Context, resolution: str | None, fields: Mapping[str, str], links_base: str
+) -> UpscaleRequest:
     """`check_request` of a submission whose webhook comes in the form's text fields."""
-    return check_request(ctx, resolution, fields.get(WEBHOOK_URL), fields.get(WEBHOOK_TOKEN))
+    url, token = fields.get(WEBHOOK_URL), fields.get(WEBHOOK_TOKEN)
+    return check_request(ctx, resolution, url, token, links_base)
 
 
 def _inspect(path: str, resolution: str, max_bytes: int) -> dict[str, Any]:
@@ -147,12 +156,13 @@ async def accept_upload(
     fields: Mapping[str, str],
     upload_digest: str | None,
     idempotency_key: str | None,
+    links_base: str,
 ) -> Task:
     """Check the request, inspect the video uploaded as `task_id` and queue its upscale (see
     `submit_upscale`); the upload is removed when it is refused. `fields` are the form's
     text fields; `upload_digest` (the video's SHA-256) is needed only with an Idempotency-Key."""
     try:
-        request = check_form(ctx, resolution, fields)
+        request = check_form(ctx, resolution, fields, links_base)
         facts = await inspect_upload(ctx, task_id, request.resolution)
     except BaseException:
         await ctx.files.delete(upload_key(task_id))

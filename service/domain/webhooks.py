@@ -15,11 +15,17 @@ MAX_TOKEN_BYTES = 512
 
 
 def check_target(
-    url: str | None, token: str | None, *, allow_private: bool, url_field: str, token_field: str
+    url: str | None,
+    token: str | None,
+    *,
+    allow_private: bool,
+    url_field: str,
+    token_field: str,
+    links_base: str,
 ) -> WebhookTarget | None:
     """The webhook of a submission, or None; ValidationFailed naming the field at fault.
     The checks run in this order: a token needs a URL, the token's size, the URL's size and
-    scheme."""
+    scheme. `links_base` is the base of the links the submission's answer carried."""
     if url is None:
         if token is not None:
             raise ValidationFailed.field(token_field, f"needs {url_field}")
@@ -27,7 +33,7 @@ def check_target(
     if token is not None and len(token.encode()) > MAX_TOKEN_BYTES:
         raise ValidationFailed.field(token_field, f"must be at most {MAX_TOKEN_BYTES} bytes")
     check_url(url, allow_private=allow_private, field=url_field)
-    return WebhookTarget(url, token or None)
+    return WebhookTarget(url, token or None, links_base)
 
 
 def check_url(url: str, *, allow_private: bool, field: str) -> None:

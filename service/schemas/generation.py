@@ -8,12 +8,19 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from service.clock import format_optional_ts, format_ts
 from service.domain import generation as domain
 from service.domain.context import Context
-from service.domain.models import Task, WebhookOutcome
+from service.domain.models import Task
 from service.domain.tasks import queue_position
 from service.schemas.common import StrictBody
+from service.schemas.tasks import (
+    WebhookView,
+    error_view,
+    position_view,
+    status_url,
+    task_times,
+    webhook_view,
+)
 
 Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=domain.MAX_PROMPT)]
 Side = Annotated[int, msgspec.Meta(ge=domain.MIN_SIDE, le=domain.MAX_SIDE)]
@@ -35,7 +42,7 @@ class GenerationCreate(StrictBody):
     seed: Seed | None = None
     webhook: GenerationWebhook | None = None
 
-    def request(self, ctx: Context) -> domain.GenerationRequest:
+    def request(self, ctx: Context, links_base: str) -> domain.GenerationRequest:
         webhook = self.webhook or GenerationWebhook()
         return domain.check_request(
             ctx,
@@ -45,40 +52,8 @@ class GenerationCreate(StrictBody):
             self.seed,
             webhook.url,
             webhook.auth_token,
+            links_base,
         )
-
-
-def status_url(task_id: str, base_url: str) -> str:
-    return f"{base_url}/v1/avatar/async_generate/{task_id}/status"
-
-
-class GenerationSubmitted(msgspec.Struct):
-    task_id: str
-    status: TaskStatus
-    status_url: str
-
-
-class GenerationSubmittedEnvelope(msgspec.Struct):
-    data: GenerationSubmitted
-
-    @classmethod
-    def of(cls, task: Task, base_url: str) -> GenerationSubmittedEnvelope:
-        url = status_url(task.task_id, base_url)
-        return cls(GenerationSubmitted(task.task_id, task.status, url))  # type: ignore[arg-type]
-
-
-class WebhookResult(msgspec.Struct):
-    """How the webhook delivery went (its token is never shown)."""
-
-    delivered: bool
-    status_code: int | None
-    error: str | None
-    attempted_at: str
-
-    @classmethod
-    def of(cls, outcome: WebhookOutcome) -> WebhookResult:
-        attempted = format_ts(outcome.attempted_ms)
-        return cls(outcome.delivered, outcome.status_code, outcome.error, attempted)
 
 
 class GenerationStatus(msgspec.Struct, omit_defaults=True):
@@ -105,7 +80,7 @@ class GenerationStatus(msgspec.Struct, omit_defaults=True):
     image: str | msgspec.UnsetType = msgspec.UNSET  # base64 PNG, while the avatar exists
     error: str | msgspec.UnsetType = msgspec.UNSET  # FAILED or TIMED_OUT: what went wrong
     error_code: str | msgspec.UnsetType = msgspec.UNSET
-    webhook: WebhookResult | msgspec.UnsetType = msgspec.UNSET  # once a delivery was tried
+    webhook: WebhookView | msgspec.UnsetType = msgspec.UNSET  # once a delivery was tried
 
 
 class GenerationStatusEnvelope(msgspec.Struct):
@@ -114,28 +89,25 @@ class GenerationStatusEnvelope(msgspec.Struct):
 
 def _view(task: Task, base_url: str, position: int | None, png: bytes | None) -> GenerationStatus:
     params, unset = task.params, msgspec.UNSET
+    error = error_view(task)  # the generation API shows its message as a string
     return GenerationStatus(
         task_id=task.task_id,
         kind=task.kind,
         status=task.status,  # type: ignore[arg-type]
         stage=task.stage,
         progress=task.progress,
-        status_url=status_url(task.task_id, base_url),
-        created_at=format_ts(task.created_ms),
-        updated_at=format_ts(task.updated_ms),
-        started_at=format_optional_ts(task.started_ms),
-        finished_at=format_optional_ts(task.finished_ms),
-        completed_at=format_optional_ts(task.finished_ms),
+        status_url=status_url(task, base_url),
+        **task_times(task),
         prompt=params["prompt"],
         width=params["width"],
         height=params["height"],
         seed=params["seed"],
-        queue_position=unset if position is None else position,
+        queue_position=position_view(position),
         avatar_id=(task.result or {}).get("avatar_id", unset),
         image=unset if png is None else base64.b64encode(png).decode("ascii"),
-        error=unset if task.error is None else task.error.message,
-        error_code=unset if task.error is None else task.error.code,
-        webhook=unset if task.webhook_outcome is None else WebhookResult.of(task.webhook_outcome),
+        error=unset if error is unset else error.message,
+        error_code=unset if error is unset else error.code,
+        webhook=webhook_view(task),
     )
 
 

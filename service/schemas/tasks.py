@@ -11,6 +11,17 @@ from service.clock import format_optional_ts, format_ts
 from service.domain import models
 from service.domain.tasks import FAILED, FINAL, TIMED_OUT
 
+# Where each kind's status is read: the one place the status links are made from.
+_STATUS_PATHS = {
+    "upscale": "/v1/video/upscale/{task_id}",
+    "avatar_generation": "/v1/avatar/async_generate/{task_id}/status",
+}
+
+
+def status_url(task: models.Task, base_url: str) -> str:
+    """The absolute link of the task's status call."""
+    return base_url + _STATUS_PATHS[task.kind].format(task_id=task.task_id)
+
 
 class TaskSubmitted(msgspec.Struct, kw_only=True):
     task_id: str
@@ -18,8 +29,8 @@ class TaskSubmitted(msgspec.Struct, kw_only=True):
     status_url: str
 
     @classmethod
-    def of(cls, task: models.Task, status_url: str) -> TaskSubmitted:
-        return cls(task_id=task.task_id, status=task.status, status_url=status_url)
+    def of(cls, task: models.Task, base_url: str) -> TaskSubmitted:
+        return cls(task_id=task.task_id, status=task.status, status_url=status_url(task, base_url))
 
 
 class TaskSubmittedEnvelope(msgspec.Struct):

@@ -17,6 +17,7 @@ from service.schemas.tasks import (
     WebhookView,
     error_view,
     position_view,
+    status_url,
     task_times,
     webhook_view,
 )
@@ -100,7 +101,7 @@ class UpscaleTask(msgspec.Struct, kw_only=True):
             progress=task.progress,
             resolution=task.params["resolution"],
             **task_times(task),
-            status_url=status_url(base_url, task.task_id),
+            status_url=status_url(task, base_url),
             input=_input(task.input or {}),
             queue_position=position_view(queue_position),
             result=_result(task, base_url + file_link) if completed and file_link else _UNSET,
@@ -108,10 +109,6 @@ class UpscaleTask(msgspec.Struct, kw_only=True):
             error=error_view(task),
             webhook=webhook_view(task),
         )
-
-
-def status_url(base_url: str, task_id: str) -> str:
-    return f"{base_url}/v1/video/upscale/{task_id}"
 
 
 def _input(facts: dict[str, Any]) -> UpscaleInput:

@@ -70,8 +70,8 @@ class WebhookSender:
         if not outcome.delivered:
             log.info("webhook of %s not delivered: %s", delivery.task_id, outcome.error)
 
-    def _render(self, task: Task) -> bytes:
-        return webhook_body(self._ctx, task, self._base_url)
+    async def _render(self, task: Task) -> bytes:
+        return await webhook_body(self._ctx, task, self._base_url)
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait until a delivery may be owed, `stop` is set, or (when no room is left) a send

@@ -127,6 +127,17 @@ def wait_until_fixture() -> Callable[..., None]:
     return wait_until
 
 
+@pytest.fixture
+def upscale_facts() -> dict:
+    """What the inspection of a 640x360 upload finds: the `input` of a hand-made upscale task
+    (for tests that make tasks through the domain, without an upload)."""
+    return {
+        "width": 640, "height": 360, "duration": 2.0, "frame_rate": 30.0,
+        "frame_rate_fraction": "30/1", "frames": 60, "has_audio": False, "size_bytes": 1000,
+        "output_width": 1920, "output_height": 1080,
+    }  # fmt: skip
+
+
 @pytest.fixture(name="png_bytes")
 def png_bytes_fixture() -> Callable[..., bytes]:
     return png_bytes

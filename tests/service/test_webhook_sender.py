@@ -34,7 +34,7 @@ def docs_verify():
     return namespace["verify"]
 
 
-def queue_doomed_task(data_dir: str, url: str) -> str:
+def queue_doomed_task(data_dir: str, url: str, facts: dict) -> str:
     """Queue an upscale whose upload is missing (from this process, beside `serve`): its
     worker fails it, and its webhook is owed."""
 
@@ -44,7 +44,9 @@ def queue_doomed_task(data_dir: str, url: str) -> str:
             task_id = new_id("tsk")
             params = {"resolution": "1080p", "input_key": upload_key(task_id)}
             now = ctx.clock.now_ms()
-            task = new_task(task_id, owner.owner_id, "upscale", params, now, WebhookTarget(url))
+            task = new_task(
+                task_id, owner.owner_id, "upscale", params, now, WebhookTarget(url), input=facts
+            )
             await submit(ctx, task, None)
             return task_id
 
@@ -59,9 +61,11 @@ def stored_task(data_dir: str, task_id: str) -> Task:
     return asyncio.run(read())
 
 
-def test_serve_sends_one_webhook_that_the_documented_check_verifies(start_serve, receiver, poll):
+def test_serve_sends_one_webhook_that_the_documented_check_verifies(
+    start_serve, receiver, poll, upscale_facts
+):
     server = start_serve(AVATAR_WEBHOOK_ALLOW_PRIVATE="1")
-    task_id = queue_doomed_task(server.data_dir, receiver.url())
+    task_id = queue_doomed_task(server.data_dir, receiver.url(), upscale_facts)
     request = receiver.wait_for(1)[0]
     secret = httpx.get(f"{server.base}/v1/webhooks/secret", headers=server.auth).json()["data"]
     assert docs_verify()(secret["secret"], request.headers, request.body)
@@ -99,10 +103,12 @@ def kill_whole_serve(pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-def test_a_send_cut_short_by_a_crash_is_sent_once_more_after_restart(start_serve, receiver, poll):
+def test_a_send_cut_short_by_a_crash_is_sent_once_more_after_restart(
+    start_serve, receiver, poll, upscale_facts
+):
     receiver.hang_first = 1  # the first attempt is under way when everything dies
     first = start_serve(AVATAR_WEBHOOK_ALLOW_PRIVATE="1")
-    task_id = queue_doomed_task(first.data_dir, receiver.url())
+    task_id = queue_doomed_task(first.data_dir, receiver.url(), upscale_facts)
     receiver.wait_for(1)
     kill_whole_serve(first.process.pid)
     first.process.wait(timeout=10)
@@ -114,10 +120,10 @@ def test_a_send_cut_short_by_a_crash_is_sent_once_more_after_restart(start_serve
     assert len(receiver.requests) == 2
 
 
-def test_sigterm_lets_a_send_under_way_finish(start_serve, receiver, poll):
+def test_sigterm_lets_a_send_under_way_finish(start_serve, receiver, poll, upscale_facts):
     receiver.hang_first = 1
     server = start_serve(AVATAR_WEBHOOK_ALLOW_PRIVATE="1")
-    task_id = queue_doomed_task(server.data_dir, receiver.url())
+    task_id = queue_doomed_task(server.data_dir, receiver.url(), upscale_facts)
     receiver.wait_for(1)
     server.process.send_signal(signal.SIGTERM)
 

@@ -27,19 +27,20 @@ from service.workers.webhooks import WebhookSender
 # Final tasks and the sender, in a test app
 
 
-async def make_final_task(ctx, owner_id: str, target: WebhookTarget) -> Task:
+async def make_final_task(ctx, owner_id: str, target: WebhookTarget, facts: dict) -> Task:
     """An upscale task, queued then canceled: final, with its delivery in the outbox."""
     task_id = new_id("tsk")
     params = {"resolution": "1080p", "input_key": upload_key(task_id)}
+    now = ctx.clock.now_ms()
     await submit(
-        ctx, new_task(task_id, owner_id, "upscale", params, ctx.clock.now_ms(), target), None
+        ctx, new_task(task_id, owner_id, "upscale", params, now, target, input=facts), None
     )
     return await cancel(ctx, owner_id, task_id, "upscale")
 
 
 class Hooks:
-    def __init__(self, api) -> None:
-        self.api, self.ctx = api, api.ctx
+    def __init__(self, api, facts: dict) -> None:
+        self.api, self.ctx, self.facts = api, api.ctx, facts
 
     def run(self, fn, *args):
         with self.api.client.portal() as portal:
@@ -50,7 +51,8 @@ class Hooks:
         return self.run(self.ctx.store.get_owner_by_name, name).owner_id, auth
 
     def final_task(self, owner_id: str, url: str, token: str | None = None) -> Task:
-        return self.run(make_final_task, self.ctx, owner_id, WebhookTarget(url, token))
+        target = WebhookTarget(url, token)
+        return self.run(make_final_task, self.ctx, owner_id, target, self.facts)
 
     def send(self, transport=None) -> None:
         """What the sender of `serve` does once awake: send everything claimable."""
@@ -75,8 +77,8 @@ class Hooks:
 
 
 @pytest.fixture
-def hooks(make_api) -> Hooks:
-    return Hooks(make_api(webhook_allow_private=True))
+def hooks(make_api, upscale_facts) -> Hooks:
+    return Hooks(make_api(webhook_allow_private=True), upscale_facts)
 
 
 def test_one_signed_delivery_per_final_task(hooks, receiver):
@@ -165,8 +167,10 @@ def test_a_redirect_or_an_error_answer_is_a_failed_delivery(hooks, receiver, sta
         ("http", "The webhook URL is refused: it must be an https URL"),
     ],
 )
-def test_private_targets_are_refused_unless_allowed(make_api, receiver, scheme, message):
-    hooks = Hooks(make_api(webhook_allow_private=False))
+def test_private_targets_are_refused_unless_allowed(
+    make_api, receiver, upscale_facts, scheme, message
+):
+    hooks = Hooks(make_api(webhook_allow_private=False), upscale_facts)
     owner_id, _ = hooks.owner()
     task = hooks.final_task(owner_id, receiver.url(host="localhost", scheme=scheme))
     hooks.send()
