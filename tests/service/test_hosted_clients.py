@@ -24,6 +24,7 @@ from tests.service.hosted_types import (
     RouteListApiResponseBody,
     StartSessionApiResponseBody,
     StopSessionsApiResponseBody,
+    UpscaleStatusApiResponseBody,
     check_created_route,
     check_route,
     read,
@@ -57,6 +58,25 @@ def generate_avatar(client: httpx.Client, poll) -> str:
     assert "error" not in raw  # the CLI reads a present `error` as a failure
     assert Image.open(io.BytesIO(base64.b64decode(status.image))).format == "PNG"
     return raw["avatar_id"]
+
+
+def upscale_clip(client: httpx.Client, poll, clip: bytes) -> None:
+    """Submit a small clip, follow its status_url to the end, download through file_url."""
+    files = {"file": ("clip.mp4", clip, "video/mp4")}
+    submitted = client.post("/v1/video/upscale", params={"resolution": "1080p"}, files=files)
+    task = read(submitted, AsyncTaskApiResponseBody).data
+    status_url = submitted.json()["data"]["status_url"]
+    raw = poll(lambda: (d := client.get(status_url).json()["data"])["status"] in FINAL and d)
+    status = read(client.get(status_url), UpscaleStatusApiResponseBody).data
+    assert (status.task_id, status.status) == (task.task_id, "COMPLETED")
+    assert "error" not in raw and status.completed_at is not None
+    output = status.result.output
+    assert output.readable_until > status.completed_at
+    video = httpx.get(output.file_url, timeout=30)  # a signed link: no key
+    assert video.status_code == 200 and video.headers["content-type"] == "video/mp4"
+    facts = raw["result"]["output"]
+    assert len(video.content) == facts["size_bytes"]
+    assert (facts["width"], facts["height"]) == (640, 360)  # 4x at most
 
 
 def check_sessions(client: httpx.Client, avatar_id: str) -> None:
@@ -147,7 +167,7 @@ def check_routes(client: httpx.Client, agent_id: str) -> None:
     assert gone.status == "revoked" and gone.route_version == 2
 
 
-def test_the_hosted_clients_read_every_answer(client, poll, png_bytes):
+def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes):
     files = {"image": ("face.png", png_bytes(64, 64), "image/png")}
     uploaded = client.post("/v1/avatars", files=files, data={"name": "Ada"})
     assert uploaded.status_code == 201
@@ -156,3 +176,4 @@ def test_the_hosted_clients_read_every_answer(client, poll, png_bytes):
     check_sessions(client, generated_id)
     check_routes(client, create_agent(client, uploaded_id))
     check_avatars(client, [generated_id, uploaded_id])
+    upscale_clip(client, poll, mp4_bytes(160, 90, frames=6))
