@@ -80,7 +80,7 @@ HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
-    "prompt", "width", "height", "seed", "webhook",
+    "prompt", "width", "height", "seed", "webhook", "idle_timeout", "use_beta",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
          "resolution", "expires", "signature"]  # fmt: skip
