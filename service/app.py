@@ -14,7 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 import engine
 from service.api import auth
 from service.api.agents import AgentsController
-from service.api.avatars import AvatarsController, avatar_png
+from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
 from service.api.errors import EXCEPTION_HANDLERS
 from service.api.frontdoor import front_door
@@ -60,6 +60,7 @@ def _api_router(settings: Settings) -> Router:
         path="/v1",
         route_handlers=[
             AvatarsController,
+            HostedAvatarsController,
             AgentsController,
             GenerationController,
             AgentRoutesController,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, delete, get, post
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of
@@ -50,5 +50,14 @@ class AgentsController(Controller):
 
     @post("/{agent_id:str}/delete", status_code=200)
     async def delete_agent(self, request: Request, agent_id: str) -> AgentEnvelope:
-        agent = await domain.delete_agent(ctx_of(request), owner_of(request), agent_id)
-        return AgentEnvelope(Agent.of(agent))
+        return await _delete(request, agent_id)
+
+    # The hosted API's spelling of the same delete (its CLI's `agent delete`).
+    @delete("/{agent_id:str}", status_code=200)
+    async def delete_agent_by_method(self, request: Request, agent_id: str) -> AgentEnvelope:
+        return await _delete(request, agent_id)
+
+
+async def _delete(request: Request, agent_id: str) -> AgentEnvelope:
+    agent = await domain.delete_agent(ctx_of(request), owner_of(request), agent_id)
+    return AgentEnvelope(Agent.of(agent))

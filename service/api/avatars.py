@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, delete, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.types import ASGIApp
@@ -23,6 +23,7 @@ from service.schemas.avatars import (
     AvatarPageEnvelope,
     AvatarUpload,
 )
+from service.schemas.compat import HostedAvatar, HostedAvatarEnvelope, HostedAvatarListEnvelope
 
 # Room for the multipart framing and the name around a maximal image.
 _UPLOAD_BODY_LIMIT = MAX_IMAGE_BYTES + 64 * 1024
@@ -62,6 +63,35 @@ class AvatarsController(Controller):
     async def delete_avatar(self, request: Request, avatar_id: str) -> AvatarEnvelope:
         avatar = await domain.delete_avatar(ctx_of(request), owner_of(request), avatar_id)
         return AvatarEnvelope(Avatar.of(avatar, public_base(request)))
+
+
+class HostedAvatarsController(Controller):
+    """The hosted API's avatar paths, over the same avatars. `/list` is a static segment, which
+    Litestar matches before `/{avatar_id}`; the async_generate paths are deeper or POST."""
+
+    path = "/avatar"
+    tags = ("avatars",)
+
+    @get("/list")
+    async def list_avatars_hosted(self, request: Request) -> HostedAvatarListEnvelope:
+        ctx = ctx_of(request)
+        avatars = await domain.newest_avatars(ctx, owner_of(request))
+        base = public_base(request)
+        return HostedAvatarListEnvelope(
+            [HostedAvatar.of(a, ctx.settings.models, base) for a in avatars]
+        )
+
+    @get("/{avatar_id:str}")
+    async def get_avatar_hosted(self, request: Request, avatar_id: str) -> HostedAvatarEnvelope:
+        ctx = ctx_of(request)
+        avatar = await domain.owned_avatar(ctx, owner_of(request), avatar_id)
+        return HostedAvatarEnvelope(
+            HostedAvatar.of(avatar, ctx.settings.models, public_base(request))
+        )
+
+    @delete("/{avatar_id:str}", status_code=204)
+    async def delete_avatar_hosted(self, request: Request, avatar_id: str) -> None:
+        await domain.delete_avatar(ctx_of(request), owner_of(request), avatar_id)
 
 
 @get("/avatars/{file_name:str}", tags=["public"], summary="Avatar image (PNG, no key)")

@@ -39,7 +39,8 @@ class JsonResponse(Response):
         **options: Any,
     ) -> Any:
         plain = not (self.cookies or self.background or any(options.values()))
-        if not plain or (self.media_type not in (None, "application/json")):
+        # No content (a 204 answer) also takes Litestar's path, which sends no body for it.
+        if not plain or self.content is None or self.media_type not in (None, "application/json"):
             return super().to_asgi_response(
                 app, request, headers=headers, status_code=status_code, **options
             )

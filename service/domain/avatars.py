@@ -12,7 +12,7 @@ from service.domain.ids import new_id
 from service.domain.images import reencode_png
 from service.domain.models import Avatar
 from service.domain.ownership import require_owned
-from service.domain.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import MAX_UNPAGED, UNPAGED, PageRequest, Position, next_cursor
 
 MAX_NAME = 100
 
@@ -51,6 +51,21 @@ async def list_avatars(
 ) -> tuple[list[Avatar], str | None]:
     rows = await ctx.store.list_avatars(owner_id, page)
     return next_cursor(rows, page.limit, lambda a: Position(a.created_ms, a.avatar_id))
+
+
+async def newest_avatars(ctx: Context, owner_id: str) -> list[Avatar]:
+    """The caller's newest avatars (at most MAX_UNPAGED), for an answer without a cursor."""
+    return (await ctx.store.list_avatars(owner_id, UNPAGED))[:MAX_UNPAGED]
+
+
+async def avatar_names(ctx: Context, avatar_ids: list[str]) -> dict[str, str | None]:
+    """The name of each avatar of `avatar_ids` that still exists (None when it has none)."""
+    names = {}
+    for avatar_id in dict.fromkeys(avatar_ids):
+        avatar = await ctx.store.get_avatar(avatar_id)
+        if avatar is not None:
+            names[avatar_id] = avatar.name
+    return names
 
 
 async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:

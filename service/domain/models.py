@@ -63,6 +63,8 @@ class Route(msgspec.Struct, frozen=True):
     created_ms: int
     expires_ms: int | None = None
     revoked_ms: int | None = None
+    changed_ms: int | None = None  # the last label change or revoke; None: none yet
+    version: int = 1  # 1 at creation, +1 per change (label change, revoke)
 
     def status(self, now_ms: int) -> str:
         """Derived at read time, so expiry needs no background job."""
@@ -71,6 +73,11 @@ class Route(msgspec.Struct, frozen=True):
         if self.expires_ms is not None and now_ms >= self.expires_ms:
             return "expired"
         return "active"
+
+    @property
+    def updated_ms(self) -> int:
+        """The last change, or the creation while there was none."""
+        return self.created_ms if self.changed_ms is None else self.changed_ms
 
 
 class Session(msgspec.Struct, frozen=True):

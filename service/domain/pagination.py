@@ -31,6 +31,12 @@ class PageRequest(msgspec.Struct, frozen=True):
     after: Position | None = None
 
 
+# The lists kept in the hosted API's shape (a bare array, no cursor) answer the newest
+# MAX_UNPAGED items: the first page of this size.
+MAX_UNPAGED = 1_000
+UNPAGED = PageRequest(limit=MAX_UNPAGED)
+
+
 def encode_cursor(position: Position) -> str:
     return base64.urlsafe_b64encode(msgspec.json.encode(position)).decode().rstrip("=")
 

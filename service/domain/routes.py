@@ -59,7 +59,8 @@ async def list_routes(
 
 
 async def set_label(ctx: Context, owner_id: str, route_id: str, label: str | None) -> Route:
-    route = await ctx.store.set_route_label(owner_id, route_id, label)
+    """A label change counts as a change of the route (its version and `updated_ms`)."""
+    route = await ctx.store.set_route_label(owner_id, route_id, label, ctx.clock.now_ms())
     if route is None:
         raise _not_found(route_id)
     return route

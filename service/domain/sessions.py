@@ -19,7 +19,7 @@ from service.domain.files import avatar_key
 from service.domain.ids import new_id
 from service.domain.models import Session, UsageRecord
 from service.domain.ownership import require_owned
-from service.domain.pagination import PageRequest, Position, next_cursor
+from service.domain.pagination import MAX_UNPAGED, UNPAGED
 
 log = logging.getLogger("service.sessions")
 
@@ -66,16 +66,17 @@ def _tools(tools: Any) -> Any:
     return tools
 
 
-def one_of(values: dict[str, Any]) -> Any:
-    """The value given under either spelling; two different values are refused."""
-    given = {name: value for name, value in values.items() if value is not None}
+def one_of(values: dict[str, Any], missing: Any = None) -> Any:
+    """The value given under either spelling (`missing`: not given); two different values are
+    refused."""
+    given = {name: value for name, value in values.items() if value is not missing}
     if len(set(map(repr, given.values()))) > 1:
         names = " and ".join(given)
         raise ValidationFailed(
             f"{names} are two spellings of one parameter and disagree; send one of them.",
             [{"field": name, "message": "conflicts with " + names} for name in given],
         )
-    return next(iter(given.values()), None)
+    return next(iter(given.values()), missing)
 
 
 async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> Session:
@@ -165,11 +166,10 @@ async def find_session(ctx: Context, session_id: str) -> Session | None:
     return await ctx.store.get_session(session_id)
 
 
-async def list_open_sessions(
-    ctx: Context, owner_id: str, page: PageRequest
-) -> tuple[list[Session], str | None]:
-    rows = await ctx.store.list_open_sessions(owner_id, page, now_ms=ctx.clock.now_ms())
-    return next_cursor(rows, page.limit, lambda s: Position(s.created_ms, s.session_id))
+async def open_sessions(ctx: Context, owner_id: str) -> list[Session]:
+    """The caller's starting and ready sessions, newest first (at most MAX_UNPAGED)."""
+    rows = await ctx.store.list_open_sessions(owner_id, UNPAGED, now_ms=ctx.clock.now_ms())
+    return rows[:MAX_UNPAGED]
 
 
 async def _stop_one(ctx: Context, owner_id: str, session_id: str) -> str:

@@ -9,6 +9,7 @@ from msgspec import UNSET, UnsetType
 
 from service.clock import format_ts
 from service.domain import models
+from service.schemas import compat
 from service.schemas.common import Greeting, Identifier, Instruction, Name, StrictBody, Tools
 
 RuntimeKind = Literal["managed_agent", "custom_agent"]
@@ -19,9 +20,13 @@ BearerToken = Annotated[str, msgspec.Meta(min_length=1, max_length=4_096)]
 
 
 class AgentCreate(StrictBody):
+    """`voice_profile_id` is the hosted API's spelling of `voice_id`; both with different values
+    are refused."""
+
     name: Name
     avatar_id: Identifier | None = None
     voice_id: Identifier | None = None
+    voice_profile_id: Identifier | None = None
     instruction: Instruction | None = None
     llm_model: Identifier | None = None
     model: Identifier | None = None
@@ -34,7 +39,7 @@ class AgentCreate(StrictBody):
     custom_agent_bearer_token: BearerToken | None = None
 
     def fields(self) -> dict[str, Any]:
-        given = msgspec.structs.asdict(self)
+        given = compat.fold_voice(msgspec.structs.asdict(self), missing=None)
         return {name: value for name, value in given.items() if value is not None}
 
 
@@ -44,6 +49,7 @@ class AgentUpdate(StrictBody):
     name: Name | UnsetType = UNSET
     avatar_id: Identifier | UnsetType | None = UNSET
     voice_id: Identifier | UnsetType | None = UNSET
+    voice_profile_id: Identifier | UnsetType | None = UNSET
     instruction: Instruction | UnsetType | None = UNSET
     llm_model: Identifier | UnsetType | None = UNSET
     model: Identifier | UnsetType = UNSET
@@ -56,11 +62,13 @@ class AgentUpdate(StrictBody):
     custom_agent_bearer_token: BearerToken | UnsetType | None = UNSET
 
     def changes(self) -> dict[str, Any]:
-        given = msgspec.structs.asdict(self)
+        given = compat.fold_voice(msgspec.structs.asdict(self), missing=UNSET)
         return {name: value for name, value in given.items() if value is not UNSET}
 
 
-class Agent(msgspec.Struct):
+class Agent(compat.HostedAgentNames):
+    """An agent; the hosted API's names for the same facts follow ours."""
+
     agent_id: str
     name: str
     avatar_id: str | None
@@ -98,6 +106,7 @@ class Agent(msgspec.Struct):
             has_custom_agent_bearer_token=agent.custom_agent_bearer_token is not None,
             created_at=format_ts(agent.created_ms),
             updated_at=format_ts(agent.updated_ms),
+            **compat.agent_names(agent),
         )
 
 

@@ -38,8 +38,13 @@ class Avatar(msgspec.Struct):
             height=avatar.height,
             source=avatar.source,
             created_at=format_ts(avatar.created_ms),
-            image_url=f"{base_url}/avatars/{avatar.avatar_id}.png",
+            image_url=image_url(avatar.avatar_id, base_url),
         )
+
+
+def image_url(avatar_id: str, base_url: str) -> str:
+    """The public link of an avatar's PNG."""
+    return f"{base_url}/avatars/{avatar_id}.png"
 
 
 class AvatarEnvelope(msgspec.Struct):

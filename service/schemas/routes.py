@@ -25,25 +25,34 @@ class RouteUpdate(StrictBody):
 
 
 class Route(msgspec.Struct, omit_defaults=True):
+    """Times keep created_at <= revoked_at <= updated_at, which the hosted CLI checks."""
+
     id: str
     agent_id: str
     status: RouteStatus
     label: str | None
     created_at: str
+    updated_at: str  # the last label change or revoke; created_at until then
     revoked_at: str | None
-    url: str
-    expires_at: str | msgspec.UnsetType = msgspec.UNSET
+    route_version: int  # 1 at creation, +1 per change
+    path: str  # the page, relative to the interactive base
+    url: str  # the page, absolute
+    expires_at: str | msgspec.UnsetType = msgspec.UNSET  # only on temporary routes
 
     @classmethod
     def of(cls, route: models.Route, now_ms: int, base_url: str) -> Route:
+        path = f"/r/{route.route_id}"
         return cls(
             id=route.route_id,
             agent_id=route.agent_id,
             status=route.status(now_ms),
             label=route.label,
             created_at=format_ts(route.created_ms),
+            updated_at=format_ts(route.updated_ms),
             revoked_at=format_optional_ts(route.revoked_ms),
-            url=f"{base_url}/r/{route.route_id}",
+            route_version=route.version,
+            path=path,
+            url=base_url + path,
             expires_at=msgspec.UNSET if route.expires_ms is None else format_ts(route.expires_ms),
         )
 

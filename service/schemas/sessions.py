@@ -8,6 +8,9 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
+from service.domain.avatars import avatar_names
+from service.domain.context import Context
+from service.schemas import compat
 from service.schemas.common import Identifier, StrictBody, Tools
 
 SessionInstruction = Annotated[str, msgspec.Meta(max_length=12_000)]
@@ -38,7 +41,9 @@ class SessionStop(StrictBody):
     session_ids: Annotated[list[Identifier], msgspec.Meta(min_length=1, max_length=100)]
 
 
-class Session(msgspec.Struct):
+class Session(compat.HostedSessionNames):
+    """A session; the hosted API's names for the same facts follow ours."""
+
     session_id: str
     status: Literal["starting", "ready", "stopped"]
     client_url: str
@@ -53,7 +58,9 @@ class Session(msgspec.Struct):
     idle_timeout: int  # minutes; -1: never
 
     @classmethod
-    def of(cls, session: models.Session, now_ms: int, base_url: str) -> Session:
+    def of(
+        cls, session: models.Session, now_ms: int, base_url: str, avatar_name: str | None
+    ) -> Session:
         status = session.status(now_ms)
         stopped_ms, reason = session.effective_stop(now_ms)
         ready_ms = session.ready_ms
@@ -72,7 +79,17 @@ class Session(msgspec.Struct):
             stopped_at=format_optional_ts(stopped_ms),
             stop_reason=reason,
             idle_timeout=-1 if session.idle_timeout_min is None else session.idle_timeout_min,
+            **compat.session_names(session, status, avatar_name),
         )
+
+
+async def session_views(
+    ctx: Context, sessions: list[models.Session], base_url: str
+) -> list[Session]:
+    """The views of `sessions` (each with its avatar's name); `base_url` starts the page links."""
+    names = await avatar_names(ctx, [session.avatar_id for session in sessions])
+    now = ctx.clock.now_ms()
+    return [Session.of(s, now, base_url, names.get(s.avatar_id)) for s in sessions]
 
 
 class SessionBox(msgspec.Struct):
@@ -93,19 +110,20 @@ class SessionEnvelope(msgspec.Struct):
     data: SessionBox
 
 
-class SessionPage(msgspec.Struct):
-    items: list[Session]
-    next_cursor: str | None
+class SessionListEnvelope(msgspec.Struct):
+    """The open sessions as a bare array (the hosted API's shape of this one list)."""
+
+    data: list[Session]
 
 
-class SessionPageEnvelope(msgspec.Struct):
-    data: SessionPage
-
-
-class StopOutcome(msgspec.Struct):
+class StopOutcome(compat.HostedStopNames):
     stopped: list[str]
     already_stopped: list[str]
     not_found: list[str]
+
+    @classmethod
+    def of(cls, outcome: dict[str, list[str]]) -> StopOutcome:
+        return cls(**outcome, **compat.stop_names(outcome))
 
 
 class StopOutcomeEnvelope(msgspec.Struct):

@@ -152,3 +152,42 @@ def test_custom_agent_validation(api, alice, body, field):
     response = api.post("/v1/agents", alice, json={"name": "a", **body})
     assert response.status_code == 422, response.text
     assert [d["field"] for d in response.json()["error"]["details"]] == [field]
+
+
+def test_hosted_names_and_spelling(api, alice):
+    """The hosted API's names (`id`, `user_id`, `voice_profile_id`) follow ours, and its
+    spelling of the voice is accepted in bodies."""
+    agent = api.agent(alice, voice_profile_id="v1", tools=[])
+    assert agent["id"] == agent["agent_id"]
+    assert agent["voice_profile_id"] == agent["voice_id"] == "v1"
+    assert agent["user_id"].startswith("own_")
+    path = f"/v1/agents/{agent['agent_id']}/update"
+    updated = api.post(path, alice, json={"voice_profile_id": "v2"}).json()["data"]
+    assert updated["voice_id"] == updated["voice_profile_id"] == "v2"
+    cleared = api.post(path, alice, json={"voice_profile_id": None}).json()["data"]
+    assert cleared["voice_id"] is None
+    same = api.post(path, alice, json={"voice_id": "v3", "voice_profile_id": "v3"})
+    assert same.json()["data"]["voice_id"] == "v3"
+    for body in (
+        {"voice_id": "a", "voice_profile_id": "b"},
+        {"voice_id": None, "voice_profile_id": "b"},
+    ):
+        response = api.post(path, alice, json=body)
+        assert response.status_code == 422, body
+        assert {d["field"] for d in response.json()["error"]["details"]} == set(body)
+    conflict = api.post(
+        "/v1/agents", alice, json={"name": "A", "voice_id": "a", "voice_profile_id": "b"}
+    )
+    assert conflict.status_code == 422
+
+
+def test_delete_method_is_the_same_delete(api, alice, bob):
+    agent = api.agent(alice)
+    route = api.route(alice, agent["agent_id"])
+    assert api.call("DELETE", f"/v1/agents/{agent['agent_id']}", bob).status_code == 404
+    deleted = api.call("DELETE", f"/v1/agents/{agent['agent_id']}", alice)
+    assert deleted.status_code == 200
+    assert deleted.json()["data"]["agent_id"] == agent["agent_id"]
+    assert api.get(f"/v1/agents/{agent['agent_id']}", alice).status_code == 404
+    assert api.get(f"/v1/agent-routes/{route['id']}", alice).json()["data"]["status"] == "revoked"
+    assert api.call("DELETE", f"/v1/agents/{agent['agent_id']}", alice).status_code == 404

@@ -112,3 +112,50 @@ def test_public_image_is_shown_inline(api, alice, png_bytes):
 def test_public_image_paths(api):
     assert api.get("/avatars/av_missing.png").status_code == 404
     assert api.get("/avatars/av_missing.jpg").status_code == 404
+
+
+def test_hosted_paths_show_the_same_avatars(api, alice, bob):
+    named = api.avatar(alice, name="Ada")
+    api.clock.advance(1)
+    unnamed = api.avatar(alice)
+    listed = api.get("/v1/avatar/list", alice)
+    assert listed.status_code == 200
+    data = listed.json()["data"]
+    assert [a["id"] for a in data] == [unnamed["avatar_id"], named["avatar_id"]]  # bare array
+    one = api.get(f"/v1/avatar/{named['avatar_id']}", alice).json()["data"]
+    assert one == data[1]
+    assert set(one) == {
+        "id", "user_id", "name", "created_at", "status", "supported_interactive_models", "themes"
+    }  # fmt: skip
+    assert one["name"] == "Ada" and data[0]["name"] == ""  # the hosted type requires a string
+    assert one["created_at"] == named["created_at"]
+    assert one["status"] == "READY"
+    assert one["supported_interactive_models"] == ["metis-2.5"]
+    assert one["themes"] == [{"name": "Default", "key_image": named["image_url"]}]
+    assert api.get("/v1/avatar/list", bob).json()["data"] == []
+    assert api.get(f"/v1/avatar/{named['avatar_id']}", bob).status_code == 404
+
+
+def test_hosted_delete_is_204_without_a_body(api, alice, bob):
+    avatar = api.avatar(alice)
+    path = f"/v1/avatar/{avatar['avatar_id']}"
+    assert api.call("DELETE", path, bob).status_code == 404
+    deleted = api.call("DELETE", path, alice)
+    assert deleted.status_code == 204
+    assert deleted.content == b""
+    assert api.get(f"/v1/avatars/{avatar['avatar_id']}", alice).status_code == 404
+    assert api.get(f"/avatars/{avatar['avatar_id']}.png").status_code == 404
+    assert api.call("DELETE", path, alice).status_code == 404
+
+
+def test_hosted_avatar_id_does_not_swallow_its_siblings(api, alice):
+    """`/v1/avatar/{id}` sits beside `/v1/avatar/list` and `/v1/avatar/async_generate...`."""
+    assert api.get("/v1/avatar/list", alice).json() == {"data": []}
+    assert api.call("DELETE", "/v1/avatar/list", alice).status_code == 405
+    submitted = api.post("/v1/avatar/async_generate", alice, json={"prompt": "a sailor"})
+    assert submitted.status_code == 200
+    task_id = submitted.json()["data"]["task_id"]
+    status = api.get(f"/v1/avatar/async_generate/{task_id}/status", alice)
+    assert status.json()["data"]["task_id"] == task_id
+    assert api.get("/v1/avatar/async_generate", alice).status_code == 405
+    assert api.get("/v1/avatar/av_missing", alice).status_code == 404

@@ -19,7 +19,10 @@ def test_create_permanent_route(api, alice, agent):
     assert route["agent_id"] == agent["agent_id"]
     assert route["revoked_at"] is None
     assert "expires_at" not in route
+    assert route["path"] == f"/r/{route['id']}"
     assert route["url"] == f"http://testserver.local/r/{route['id']}"
+    assert route["updated_at"] == route["created_at"]
+    assert route["route_version"] == 1
 
 
 def test_create_with_empty_body(api, alice, agent):
@@ -183,3 +186,36 @@ def test_links_follow_the_request_host(api, alice, agent):
     )
     route = response.json()["data"]
     assert route["url"] == f"http://avatars.internal:9000/r/{route['id']}"
+
+
+def test_every_change_is_counted_and_dated(api, alice, agent):
+    route = api.route(alice, agent["agent_id"], label="a", validity_seconds=600)
+    rid, created = route["id"], route["created_at"]
+
+    def change(action: str, **body) -> dict:
+        api.clock.advance(10)
+        response = api.post(f"/v1/agent-routes/{rid}/{action}", alice, json=body or None)
+        assert response.status_code == 200, response.text
+        return response.json()["data"]
+
+    assert (change("update", label="a")["route_version"], route["updated_at"]) == (1, created)
+    relabeled = change("update", label="b")
+    assert relabeled["route_version"] == 2
+    assert relabeled["updated_at"] == "2026-01-01T00:00:20.000Z"
+    revoked = change("revoke")
+    assert revoked["route_version"] == 3
+    assert revoked["revoked_at"] == revoked["updated_at"] == "2026-01-01T00:00:30.000Z"
+    assert change("revoke")["route_version"] == 3  # already revoked: no change
+    cleared = change("update", label=None)
+    assert cleared["route_version"] == 4
+    assert cleared["revoked_at"] == revoked["revoked_at"] < cleared["updated_at"]
+    assert api.get(f"/v1/agent-routes/{rid}", alice).json()["data"] == cleared
+
+
+def test_deleting_the_agent_counts_as_the_revoke(api, alice, agent):
+    route = api.route(alice, agent["agent_id"])
+    api.clock.advance(5)
+    api.post(f"/v1/agents/{agent['agent_id']}/delete", alice)
+    revoked = api.get(f"/v1/agent-routes/{route['id']}", alice).json()["data"]
+    assert revoked["route_version"] == 2
+    assert revoked["revoked_at"] == revoked["updated_at"] == "2026-01-01T00:00:05.000Z"

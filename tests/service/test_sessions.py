@@ -108,29 +108,46 @@ def test_stop_several_and_list(api, alice, bob, avatar_id, wait_until):
         start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
         for _ in range(3)
     ]
-    listed = api.get("/v1/interactive/list", alice).json()["data"]["items"]
+    listed = api.get("/v1/interactive/list", alice).json()["data"]
     assert {s["session_id"] for s in listed} == set(ids)
-    assert api.get("/v1/interactive/list", bob).json()["data"]["items"] == []
+    assert api.get("/v1/interactive/list", bob).json()["data"] == []
     assert api.get(f"/v1/interactive/sessions/{ids[0]}", bob).status_code == 404
     api.clock.advance(30)
     body = {"session_ids": [ids[0], ids[1]]}
     first = api.post("/v1/interactive/stop_sessions", alice, json=body).json()["data"]
-    assert first == {"stopped": ids[:2], "already_stopped": [], "not_found": []}
+    assert first == {
+        "stopped": ids[:2],
+        "already_stopped": [],
+        "not_found": [],
+        "stopped_sessions": ids[:2],  # the hosted API's name
+    }
     body = {"session_ids": [ids[0], "ses_nope", ids[2]]}
     second = api.post("/v1/interactive/stop_sessions", bob, json=body).json()["data"]
-    assert second == {"stopped": [], "already_stopped": [], "not_found": body["session_ids"]}
+    assert second["stopped"] == second["stopped_sessions"] == []
+    assert second["not_found"] == body["session_ids"]
     third = api.post("/v1/interactive/stop_sessions", alice, json=body).json()["data"]
-    assert third == {"stopped": [ids[2]], "already_stopped": [ids[0]], "not_found": ["ses_nope"]}
+    assert third["stopped"] == third["stopped_sessions"] == [ids[2]]
+    assert third["already_stopped"] == [ids[0]] and third["not_found"] == ["ses_nope"]
     stopped = session_of(api, alice, ids[0])
     assert stopped["status"] == "stopped"
     assert stopped["stop_reason"] == "api"
     assert stopped["stopped_at"] == "2026-01-01T00:00:30.000Z"
-    assert api.get("/v1/interactive/list", alice).json()["data"]["items"] == []
+    assert api.get("/v1/interactive/list", alice).json()["data"] == []
     assert api.get(f"/i/{ids[0]}/status").json()["data"]["status"] == "stopped"
     usage = api.get("/v1/usage", alice).json()["data"]
     assert sorted(i["ref_id"] for i in usage["items"]) == sorted(ids)
     assert all(i["seconds"] == 30.0 and i["kind"] == "session" for i in usage["items"])
     assert usage["totals"]["session_seconds"] == 90.0
+
+
+def test_list_is_a_bare_array_of_open_sessions_newest_first(api, alice, avatar_id):
+    ids = []
+    for _ in range(3):
+        ids.append(start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"])
+        api.clock.advance(1)
+    api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [ids[1]]})
+    listed = api.get("/v1/interactive/list", alice, params={"limit": 1}).json()["data"]
+    assert [s["session_id"] for s in listed] == [ids[2], ids[0]]  # no paging: `limit` ignored
 
 
 @pytest.mark.parametrize("ids", [[], ["x"] * 101, "ses_1", [1]])
@@ -149,7 +166,7 @@ def test_max_duration_stops_sessions_and_the_sweeper_records_usage(make_api):
     assert session["status"] == "stopped"
     assert session["stop_reason"] == "max_duration"
     assert session["stopped_at"] == "2026-01-01T00:10:00.000Z"
-    assert api.get("/v1/interactive/list", alice).json()["data"]["items"] == []
+    assert api.get("/v1/interactive/list", alice).json()["data"] == []
     assert api.get("/v1/usage", alice).json()["data"]["items"] == []
     with api.client.portal() as portal:
         assert portal.call(sweep, api.ctx) == 1
@@ -206,3 +223,52 @@ def test_sweep_prepares_sessions_whose_worker_died(api, alice, avatar_id):
     session = session_of(api, alice, "ses_orphan")
     assert session["status"] == "ready"
     assert session["ready_at"] == "2026-01-01T00:00:31.000Z"
+
+
+def _owner_id(api) -> str:
+    with api.client.portal() as portal:
+        return portal.call(api.ctx.store.list_keys)[0].owner_id
+
+
+def test_hosted_names_are_views_of_ours(api, alice):
+    avatar_id = api.avatar(alice, name="Ada")["avatar_id"]
+    started = start(api, alice, avatar_id=avatar_id, idle_timeout=30).json()["data"]
+    session = started["session"]
+    assert session["state"] == session["status"] == "starting"
+    assert session["start_time"] == session["created_at"]
+    assert session["metis_model"] == session["model"] == "metis-2.5"
+    assert session["avatar"] == {"id": avatar_id, "name": "Ada"}
+    assert session["user_id"] == _owner_id(api)
+    assert session["idle_timeout"] == 30
+    sid = session["session_id"]
+    api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [sid]})
+    stopped = session_of(api, alice, sid)
+    assert stopped["state"] == stopped["status"] == "stopped"
+    # An avatar without a name (or deleted) still gives a string: the hosted type requires one.
+    unnamed = api.avatar(alice)["avatar_id"]
+    session = start(api, alice, avatar_id=unnamed).json()["data"]["session"]
+    assert session["avatar"] == {"id": unnamed, "name": ""}
+
+
+def test_profile_gives_the_token_and_the_avatar(api, alice, bob):
+    avatar_id = api.avatar(alice, name="Ada")["avatar_id"]
+    started = start(api, alice, avatar_id=avatar_id).json()["data"]
+    sid = started["session"]["session_id"]
+    profile = api.get(f"/v1/interactive/session/{sid}/profile", alice)
+    assert profile.status_code == 200
+    assert profile.json()["data"] == {
+        "session_id": sid,
+        "session_token": started["session_token"],
+        "avatar": {
+            "id": avatar_id,
+            "name": "Ada",
+            "image": f"http://testserver.local/avatars/{avatar_id}.png",
+            "supported_interactive_models": ["metis-2.5"],
+        },
+    }
+    assert api.get(f"/v1/interactive/session/{sid}/profile", bob).status_code == 404
+    assert api.get("/v1/interactive/session/ses_nope/profile", alice).status_code == 404
+    assert api.get(f"/v1/interactive/session/{sid}/profile").status_code == 401
+    api.post(f"/v1/avatars/{avatar_id}/delete", alice)
+    gone = api.get(f"/v1/interactive/session/{sid}/profile", alice).json()["data"]
+    assert gone["avatar"]["name"] == "" and gone["avatar"]["id"] == avatar_id

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from service.domain.models import Agent, Owner, Route
-from service.store.sqlite import SqliteStore
+from service.store.sqlite import SqliteStore, connection
 from service.store.sqlite.connection import _migrations
 
 
@@ -84,16 +84,18 @@ def test_cached_routes_and_agents_follow_changes_made_by_other_processes(tmp_pat
             reader._reader.set_trace_callback(statements.append)
             assert (await reader.get_route("rt_1")).route_id == "rt_1"
             assert statements == []  # served from the cache, no SQLite call
-            await writer.set_route_label("own_1", "rt_1", "new")
+            await writer.set_route_label("own_1", "rt_1", "new", 3)
             assert (await reader.get_route("rt_1")).label == "new"
             await writer.revoke_route("own_1", "rt_1", 5)
             assert (await reader.get_route("rt_1")).revoked_ms == 5
+            assert (await reader.get_route("rt_1")).version == 3  # label change, revoke
             assert (await reader.get_route("rt_2")).revoked_ms is None
             assert (await reader.get_agent("agt_1")).name == "A"  # cached
             await writer.replace_agent(Agent("agt_1", "own_1", "B", 0, 7))
             assert (await reader.get_agent("agt_1")).name == "B"
             await writer.delete_agent("own_1", "agt_1", 9)
             assert (await reader.get_route("rt_2")).revoked_ms == 9
+            assert (await reader.get_route("rt_2")).version == 2
             assert await reader.get_agent("agt_1") is None
             assert await reader.get_route("rt_missing") is None
         finally:
@@ -122,3 +124,60 @@ def test_writes_arriving_together_fail_alone(tmp_path):
             await store.close()
 
     run(scenario())
+
+
+def test_route_changes_keep_their_times_in_order(tmp_path):
+    """Each change moves the last-change time forward and counts a version; a no-op (the same
+    label, a second revoke) changes nothing; a clock that steps back never puts a revoke
+    before the creation or the last change before an earlier one."""
+
+    async def scenario():
+        store = SqliteStore(tmp_path / "db.sqlite", 0)
+        try:
+            await store.add_owner(Owner("own_1", "alice", 0))
+            await store.add_agent(Agent("agt_1", "own_1", "A", 0, 0))
+            assert await store.add_route(Route("rt_1", "own_1", "agt_1", "a", 100))
+            route = await store.set_route_label("own_1", "rt_1", "a", 150)
+            assert (route.version, route.changed_ms, route.updated_ms) == (1, None, 100)
+            route = await store.set_route_label("own_1", "rt_1", None, 200)
+            assert (route.version, route.changed_ms, route.label) == (2, 200, None)
+            route = await store.revoke_route("own_1", "rt_1", 50)  # the clock stepped back
+            assert (route.version, route.revoked_ms, route.updated_ms) == (3, 100, 200)
+            route = await store.revoke_route("own_1", "rt_1", 300)
+            assert (route.version, route.revoked_ms, route.updated_ms) == (3, 100, 200)
+            route = await store.set_route_label("own_1", "rt_1", "b", 400)
+            assert (route.version, route.revoked_ms, route.updated_ms) == (4, 100, 400)
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    older = [m for m in _migrations() if m[1] < "0004"]
+    monkeypatch.setattr(connection, "_migrations", lambda: older)
+    conn = connection.connect(path)
+    connection.migrate(conn, 0)
+    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    conn.execute(
+        "INSERT INTO agents (agent_id, owner_id, name, model, created_ms, updated_ms)"
+        " VALUES ('agt_1', 'own_1', 'A', 'metis-2.5', 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO routes (route_id, owner_id, agent_id, created_ms, revoked_ms)"
+        " VALUES ('rt_old', 'own_1', 'agt_1', 10, 20), ('rt_live', 'own_1', 'agt_1', 30, NULL)"
+    )
+    conn.close()
+    monkeypatch.undo()
+
+    async def check():
+        store = SqliteStore(path, 0)
+        try:
+            old, live = await store.get_route("rt_old"), await store.get_route("rt_live")
+            assert (old.version, old.updated_ms) == (2, 20)
+            assert (live.version, live.updated_ms) == (1, 30)
+        finally:
+            await store.close()
+
+    run(check())

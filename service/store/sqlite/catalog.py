@@ -17,7 +17,15 @@ _AGENT_FIELDS = (
     "custom_agent_url", "custom_agent_protocol", "custom_agent_bearer_token",
 )  # fmt: skip
 _AGENT = f"{', '.join(_AGENT_FIELDS)} FROM agents"
-_ROUTE = "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms FROM routes"
+_ROUTE = (
+    "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
+    " FROM routes"
+)
+# A change moves changed_ms forward and counts one more version. The times never go back past
+# the creation or an earlier change, even if the wall clock does: clients check
+# created <= revoked <= updated.
+_CHANGED = "changed_ms = MAX(COALESCE(changed_ms, created_ms), :now), version = version + 1"
+_REVOKE = f"revoked_ms = MAX(created_ms, :now), {_CHANGED}"
 
 # Derived route status as SQL, mirroring `Route.status` (the parameter is "now").
 _STATUS_SQL = {
@@ -86,8 +94,8 @@ def _delete_agent(conn: sqlite3.Connection, owner_id: str, agent_id: str, now_ms
         return None
     conn.execute("UPDATE agents SET deleted_ms = ? WHERE agent_id = ?", (now_ms, agent_id))
     conn.execute(
-        "UPDATE routes SET revoked_ms = ? WHERE agent_id = ? AND revoked_ms IS NULL",
-        (now_ms, agent_id),
+        f"UPDATE routes SET {_REVOKE} WHERE agent_id = :agent AND revoked_ms IS NULL",
+        {"now": now_ms, "agent": agent_id},
     )
     return _agent(row)
 
@@ -110,19 +118,23 @@ def _owned_route(conn: sqlite3.Connection, owner_id: str, route_id: str) -> Rout
     return None if row is None else _route(row)
 
 
-def _set_label(conn: sqlite3.Connection, owner_id: str, route_id: str, label: str | None):
+def _set_label(
+    conn: sqlite3.Connection, owner_id: str, route_id: str, label: str | None, now_ms: int
+):
+    # Setting the label it already has is no change (no new version).
     conn.execute(
-        "UPDATE routes SET label = ? WHERE route_id = ? AND owner_id = ?",
-        (label, route_id, owner_id),
+        f"UPDATE routes SET label = :label, {_CHANGED}"
+        " WHERE route_id = :route AND owner_id = :owner AND label IS NOT :label",
+        {"label": label, "now": now_ms, "route": route_id, "owner": owner_id},
     )
     return _owned_route(conn, owner_id, route_id)
 
 
 def _revoke_route(conn: sqlite3.Connection, owner_id: str, route_id: str, now_ms: int):
     conn.execute(
-        "UPDATE routes SET revoked_ms = ? WHERE route_id = ? AND owner_id = ?"
-        " AND revoked_ms IS NULL",
-        (now_ms, route_id, owner_id),
+        f"UPDATE routes SET {_REVOKE}"
+        " WHERE route_id = :route AND owner_id = :owner AND revoked_ms IS NULL",
+        {"now": now_ms, "route": route_id, "owner": owner_id},
     )
     return _owned_route(conn, owner_id, route_id)
 
@@ -208,9 +220,9 @@ class CatalogMixin(SqliteBase):
         return self._all(sql, [*params, *after, page.limit + 1], _route)
 
     async def set_route_label(
-        self, owner_id: str, route_id: str, label: str | None
+        self, owner_id: str, route_id: str, label: str | None, now_ms: int
     ) -> Route | None:
-        route = await self._write(_set_label, owner_id, route_id, label)
+        route = await self._write(_set_label, owner_id, route_id, label, now_ms)
         self._catalog_changes.touch()
         return route
 
