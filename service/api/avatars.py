@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import Controller, Request, delete, get, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body
 from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
+from service.api.openapi import error_responses
 from service.api.params import Cursor, Limit
+from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
 from service.domain import avatars as domain
 from service.domain.errors import NotFound
+from service.domain.files import image_upload_key
+from service.domain.ids import new_id
 from service.domain.images import MAX_IMAGE_BYTES
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.avatars import (
@@ -21,12 +21,15 @@ from service.schemas.avatars import (
     AvatarEnvelope,
     AvatarPage,
     AvatarPageEnvelope,
-    AvatarUpload,
 )
 from service.schemas.compat import HostedAvatar, HostedAvatarEnvelope, HostedAvatarListEnvelope
 
-# Room for the multipart framing and the name around a maximal image.
-_UPLOAD_BODY_LIMIT = MAX_IMAGE_BYTES + 64 * 1024
+_IMAGE = UploadForm("image", "the image", ("name",), MAX_IMAGE_BYTES)
+_FORM = multipart_body(
+    "image",
+    "A PNG or JPEG image of at most 10 MB and 4096 px a side.",
+    {"name": "The avatar's name (1 to 100 characters)."},
+)
 _CACHE = "public, max-age=3600"
 
 
@@ -34,15 +37,17 @@ class AvatarsController(Controller):
     path = "/avatars"
     tags = ("avatars",)
 
-    @post(status_code=201, request_max_body_size=_UPLOAD_BODY_LIMIT)
-    async def upload_avatar(
-        self,
-        request: Request,
-        data: Annotated[AvatarUpload, Body(media_type=RequestEncodingType.MULTI_PART)],
-    ) -> AvatarEnvelope:
-        image = await data.image.read()
-        ctx = ctx_of(request)
-        avatar = await domain.upload_avatar(ctx, owner_of(request), image, data.name)
+    @post(
+        status_code=201,
+        request_max_body_size=body_limit(MAX_IMAGE_BYTES),
+        operation_class=_FORM,
+        responses=error_responses(415),
+    )
+    async def upload_avatar(self, request: Request) -> AvatarEnvelope:
+        ctx, avatar_id = ctx_of(request), new_id("av")
+        upload = await receive_upload(request, ctx.files, image_upload_key(avatar_id), _IMAGE)
+        name = upload.fields.get("name")
+        avatar = await domain.upload_avatar(ctx, owner_of(request), avatar_id, name)
         return AvatarEnvelope(Avatar.of(avatar, public_base(request)))
 
     @get()

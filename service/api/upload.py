@@ -46,6 +46,7 @@ class UploadForm:
     """The parts an upload takes: one file part (required) and optional text parts."""
 
     file_field: str
+    file_description: str  # what the file part holds, for messages ("the video")
     text_fields: tuple[str, ...]
     max_file_bytes: int
     digest: bool = False  # compute the file's SHA-256 as it streams
@@ -73,7 +74,7 @@ async def receive_upload(
     """Stream the request's multipart body: the file part into `files` under `key`, the text
     parts into `Upload.fields`. Whatever goes wrong (a bad body, the limit, a client that
     goes away), nothing is left under `key` and the error is raised."""
-    parser = _parser(request.headers.get("content-type"))
+    parser = _parser(request.headers.get("content-type"), form)
     receiver = _Receiver(files, key, form, on_file)
     try:
         async for chunk in request.stream():
@@ -94,11 +95,12 @@ async def receive_upload(
         raise
 
 
-def _parser(content_type: str | None) -> PushMultipartParser:
+def _parser(content_type: str | None, form: UploadForm) -> PushMultipartParser:
     media_type, options = parse_options_header(content_type or "")
     if media_type != "multipart/form-data":
         raise UnsupportedMediaType(
-            "The body must be multipart/form-data (the file in a part named `file`)."
+            f"The body must be multipart/form-data ({form.file_description} in a part named "
+            f"`{form.file_field}`)."
         )
     boundary = options.get("boundary")
     if not boundary:
@@ -179,7 +181,8 @@ class _Receiver:
     async def finish(self) -> Upload:
         if self.writer is None:
             raise ValidationFailed.field(
-                self.form.file_field, "is required: the video, as a multipart file part"
+                self.form.file_field,
+                f"is required: {self.form.file_description}, as a multipart file part",
             )
         size = await self.writer.commit()
         digest = self.hasher.hexdigest() if self.hasher is not None else None

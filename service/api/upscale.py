@@ -141,6 +141,7 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
     task_id = new_id("tsk")
     form = UploadForm(
         "file",
+        "the video",
         (domain.WEBHOOK_URL, domain.WEBHOOK_TOKEN),
         ctx.settings.max_upload_bytes,
         digest=idempotency_key is not None,

@@ -7,8 +7,7 @@ import asyncio
 
 from service.domain.context import Context
 from service.domain.errors import NotFound, ValidationFailed
-from service.domain.files import avatar_key
-from service.domain.ids import new_id
+from service.domain.files import avatar_key, image_upload_key
 from service.domain.images import reencode_png
 from service.domain.models import Avatar
 from service.domain.ownership import require_owned
@@ -23,12 +22,21 @@ def _check_name(name: str | None) -> str | None:
     return name
 
 
-async def upload_avatar(ctx: Context, owner_id: str, data: bytes, name: str | None) -> Avatar:
-    name = _check_name(name or None)
-    # Decoding and encoding are CPU work; keep them off the event loop.
-    encoded = await asyncio.to_thread(reencode_png, data)
+async def upload_avatar(ctx: Context, owner_id: str, avatar_id: str, name: str | None) -> Avatar:
+    """Make avatar `avatar_id` of the image uploaded for it (under `image_upload_key`),
+    decoded and re-encoded as PNG; the upload itself is removed whatever happens."""
+    key = image_upload_key(avatar_id)
+    try:
+        name = _check_name(name or None)
+        with ctx.files.local_copy(key) as path:
+            # Decoding and encoding are CPU work; keep them off the event loop.
+            encoded = await asyncio.to_thread(
+                reencode_png, await asyncio.to_thread(path.read_bytes)
+            )
+    finally:
+        await ctx.files.delete(key)
     avatar = Avatar(
-        new_id("av"), owner_id, name, encoded.width, encoded.height, "upload", ctx.clock.now_ms()
+        avatar_id, owner_id, name, encoded.width, encoded.height, "upload", ctx.clock.now_ms()
     )
     return await add_avatar(ctx, avatar, encoded.png)
 

@@ -14,6 +14,11 @@ def upload_key(task_id: str) -> str:
     return f"uploads/{task_id}.mp4"
 
 
+def image_upload_key(avatar_id: str) -> str:
+    """Where an avatar's uploaded image waits while it is checked and re-encoded."""
+    return f"uploads/{avatar_id}.image"
+
+
 def result_key(task_id: str) -> str:
     return f"results/{task_id}/output.mp4"
 

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
-from litestar.datastructures import UploadFile
 
 from service.clock import format_ts
 from service.domain import models
-
-
-@dataclass
-class AvatarUpload:
-    """multipart/form-data: `image` (PNG or JPEG, <= 10 MB, <= 4096 px a side), `name`."""
-
-    image: UploadFile
-    name: str | None = None
 
 
 class Avatar(msgspec.Struct):
