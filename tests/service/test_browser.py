@@ -385,34 +385,14 @@ def test_the_page_comes_back_after_a_server_restart(start_serve_module, open_pag
 
 # Speech
 
-FAKE_SPEECH = """
-window.spoken = [];
-window.speechSynthesis.speak = (utterance) => window.spoken.push(utterance.text);
-class FakeRecognition extends EventTarget {
-  start() {
-    const said = (text, isFinal) => {
-      const result = [{ transcript: text }];
-      result.isFinal = isFinal;
-      const event = new Event("result");
-      event.results = [result];
-      this.dispatchEvent(event);
-    };
-    setTimeout(() => said("hello from", false), 10);
-    setTimeout(() => {
-      said("hello from the microphone", true);
-      this.dispatchEvent(new Event("end"));
-    }, 30);
-  }
-  stop() {}
-}
-window.SpeechRecognition = FakeRecognition;
-"""
+# Recognition that hears "hello from the microphone", and synthesis that records what it says.
+FAKE_SPEECH = Path(__file__).with_name("fake_speech.js")
 
 
 def test_the_microphone_sends_what_it_hears_and_sound_speaks_replies(api, open_page):
     url = publish(api)["url"]
     page = open_page()
-    page.add_init_script(FAKE_SPEECH)
+    page.add_init_script(path=FAKE_SPEECH)
     page.goto(url)
     ready(page)
     sound = page.locator("#sound")
