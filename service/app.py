@@ -26,7 +26,9 @@ from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
+from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
+from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.domain.live import LiveConversations
 from service.runtime import open_context
@@ -53,7 +55,7 @@ def _openapi(settings: Settings) -> OpenAPIConfig:
     )
 
 
-def _api_router() -> Router:
+def _api_router(settings: Settings) -> Router:
     return Router(
         path="/v1",
         route_handlers=[
@@ -65,6 +67,8 @@ def _api_router() -> Router:
             SessionsController,
             ConversationsController,
             get_usage,
+            WebhooksController,
+            upscale_router(settings),
         ],
         security=[{"BearerAuth": []}],
     )
@@ -106,9 +110,10 @@ def create_app(
 
     return ServiceApp(
         route_handlers=[
-            _api_router(),
+            _api_router(settings),
             healthz,
             avatar_png,
+            result_file,
             PagesController,
             route_socket,
             session_socket,

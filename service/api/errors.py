@@ -22,6 +22,7 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.UrlExpired: (403, "URL_EXPIRED"),
     errors.NotFound: (404, "NOT_FOUND"),
     errors.TaskFinished: (409, "TASK_FINISHED"),
+    errors.Conflict: (409, "CONFLICT"),
     errors.ResultExpired: (410, "RESULT_EXPIRED"),
     errors.Gone: (410, "GONE"),
     errors.PayloadTooLarge: (413, "PAYLOAD_TOO_LARGE"),

@@ -15,9 +15,14 @@ _KEY = re.compile(r"[\x20-\x7e]{1,255}")
 
 def idempotency_key(request: Request, fingerprint: str) -> IdempotencyKey | None:
     """The submission's key with the fingerprint of its request; None without the header."""
-    value = request.headers.get(HEADER)
-    if value is None:
-        return None
-    if not _KEY.fullmatch(value):
+    value = checked_key(request.headers.get(HEADER))
+    return None if value is None else IdempotencyKey(value, fingerprint)
+
+
+def checked_key(value: str | None) -> str | None:
+    """The header's value (None when absent), or ValidationFailed naming the header. For a
+    submission whose fingerprint is known only after its body was read (an upload), so the
+    header is checked first."""
+    if value is not None and not _KEY.fullmatch(value):
         raise ValidationFailed.field(HEADER, "must be 1 to 255 printable ASCII characters")
-    return IdempotencyKey(value, fingerprint)
+    return value

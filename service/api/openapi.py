@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Litestar
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, Reference
 
 from service.api.errors import ErrorBody
@@ -15,14 +16,26 @@ from service.api.errors import ErrorBody
 _DESCRIPTIONS = {
     "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
+    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
-    "409": "TASK_FINISHED: the task already completed, failed or timed out.",
+    "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
+    "410": "RESULT_EXPIRED: the result is past its availability, or was deleted.",
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
+    "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
+    "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
-_DECLARED = {"409", "503"}
+_DECLARED = {"403", "409", "410", "415", "416", "503"}
+
+
+def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """`responses=` declaring error statuses only some handlers answer (those of `_DECLARED`);
+    `document_errors` gives them the error body."""
+    return {
+        status: ResponseSpec(None, description=_DESCRIPTIONS[str(status)]) for status in statuses
+    }
 
 
 def _error_statuses(path: str, operation: Operation) -> list[str]:

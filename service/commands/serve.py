@@ -122,11 +122,13 @@ def _supervise(settings: Settings) -> None:
     from service.workers.supervisor import Role, Supervisor
     from service.workers.sweeper import run_sweeper
     from service.workers.tasks import run_task_worker
+    from service.workers.webhooks import run_webhook_sender
 
     logging.basicConfig(level=logging.INFO, format="[%(levelname)s] %(name)s: %(message)s")
     roles = [
         Role("avatar-http", run_http, (settings,)),
         Role("avatar-sweeper", run_sweeper, (settings,)),
+        Role("avatar-webhooks", run_webhook_sender, (settings,)),
         *(
             Role(f"avatar-task-{n}", run_task_worker, (settings,))
             for n in range(1, settings.task_workers + 1)

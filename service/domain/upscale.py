@@ -6,20 +6,33 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import engine
+from service.clock import format_ts
 from service.domain.context import Context
-from service.domain.errors import InvalidVideo, TargetNotLarger, ValidationFailed
+from service.domain.errors import (
+    Conflict,
+    InvalidVideo,
+    ResultExpired,
+    TargetNotLarger,
+    UrlExpired,
+    ValidationFailed,
+)
 from service.domain.files import result_key, upload_key
 from service.domain.ids import new_id
 from service.domain.models import IdempotencyKey, Task, UsageRecord, WebhookTarget
+from service.domain.signing import signed_path, verified_expiry
 from service.domain.task_runs import Completion, Job, Stopped, TaskFailed
-from service.domain.tasks import COMPLETED, new_task, submit, update
+from service.domain.tasks import COMPLETED, FINAL, new_task, not_found, owned_task, submit, update
 from service.domain.webhooks import check_target
 
 KIND = "upscale"
+# The submission's text fields (beside the `file` part).
+WEBHOOK_URL = "webhook_url"
+WEBHOOK_TOKEN = "webhook_token"
 # Billing counts at least this many seconds per completed upscale.
 MIN_BILLABLE_S = 5.0
 
@@ -51,10 +64,15 @@ def check_request(
             webhook_url,
             webhook_token,
             allow_private=ctx.settings.webhook_allow_private,
-            url_field="webhook_url",
-            token_field="webhook_token",
+            url_field=WEBHOOK_URL,
+            token_field=WEBHOOK_TOKEN,
         ),
     )
+
+
+def check_form(ctx: Context, resolution: str | None, fields: Mapping[str, str]) -> UpscaleRequest:
+    """`check_request` of a submission whose webhook comes in the form's text fields."""
+    return check_request(ctx, resolution, fields.get(WEBHOOK_URL), fields.get(WEBHOOK_TOKEN))
 
 
 def _inspect(path: str, resolution: str, max_bytes: int) -> dict[str, Any]:
@@ -121,6 +139,30 @@ async def submit_upscale(
     return stored
 
 
+async def accept_upload(
+    ctx: Context,
+    owner_id: str,
+    task_id: str,
+    resolution: str | None,
+    fields: Mapping[str, str],
+    upload_digest: str | None,
+    idempotency_key: str | None,
+) -> Task:
+    """Check the request, inspect the video uploaded as `task_id` and queue its upscale (see
+    `submit_upscale`); the upload is removed when it is refused. `fields` are the form's
+    text fields; `upload_digest` (the video's SHA-256) is needed only with an Idempotency-Key."""
+    try:
+        request = check_form(ctx, resolution, fields)
+        facts = await inspect_upload(ctx, task_id, request.resolution)
+    except BaseException:
+        await ctx.files.delete(upload_key(task_id))
+        raise
+    idempotency = None
+    if idempotency_key is not None:
+        idempotency = IdempotencyKey(idempotency_key, fingerprint(request, upload_digest or ""))
+    return await submit_upscale(ctx, owner_id, task_id, request, facts, idempotency)
+
+
 class Upscale:
     name = KIND
 
@@ -172,6 +214,7 @@ class Upscale:
             }
         }
         billable = round(max(MIN_BILLABLE_S, output.duration), 3)
+        result["billable_seconds"] = billable
         usage = UsageRecord(
             new_id("usg"), task.owner_id, KIND, task.task_id, task.started_ms, now,
             round(output.duration, 3), billable,
@@ -193,3 +236,81 @@ async def delete_result(ctx: Context, task: Task) -> None:
         if await ctx.store.save_task(deleted, task.version):
             return
         task = await ctx.store.get_task(task.task_id) or deleted
+
+
+def result_path(task_id: str) -> str:
+    """The path of a completed upscale's file link (signed; see `result_link`)."""
+    return f"/files/{task_id}/output.mp4"
+
+
+def result_gone(task: Task, now_ms: int) -> bool:
+    """A completed task whose result is past `readable_until` or was deleted."""
+    if task.status != COMPLETED:
+        return False
+    until = task.readable_until_ms
+    return task.result_deleted_ms is not None or (until is not None and now_ms >= until)
+
+
+def result_link(ctx: Context, task: Task) -> str:
+    """A freshly signed path (with query) to the task's file: valid for AVATAR_URL_TTL_S and
+    never past `readable_until`."""
+    now = ctx.clock.now_ms()
+    expires_ms = now + round(ctx.settings.url_ttl_s * 1000)
+    if task.readable_until_ms is not None:
+        expires_ms = min(expires_ms, task.readable_until_ms)
+    return signed_path(ctx.signing_key, result_path(task.task_id), expires_ms // 1000)
+
+
+async def readable_upscale(ctx: Context, owner_id: str, task_id: str) -> Task:
+    """The caller's upscale task for its status call; ResultExpired once its result is gone."""
+    task = await owned_task(ctx, owner_id, task_id, KIND)
+    if result_gone(task, ctx.clock.now_ms()):
+        raise _expired(task)
+    return task
+
+
+async def result_file(
+    ctx: Context, task_id: str, expires: str | None, signature: str | None
+) -> tuple[str, int]:
+    """(file-store key, size) of the file a signed link names. The checks run in this order:
+    the signature (SignatureInvalid), the result's availability (ResultExpired, and the file
+    is deleted), the link's own expiry (UrlExpired)."""
+    expires_s = verified_expiry(ctx.signing_key, result_path(task_id), expires, signature)
+    task = await ctx.store.get_task(task_id)
+    if task is None or task.kind != KIND or task.status != COMPLETED:
+        raise not_found(task_id)  # a link is signed only for a completed task: unreachable
+    if result_gone(task, ctx.clock.now_ms()):
+        await delete_result(ctx, task)
+        raise _expired(task)
+    if ctx.clock.now_ms() >= expires_s * 1000:
+        raise UrlExpired("This link has expired; read the task's status for a fresh one.")
+    size = await ctx.files.size(result_key(task_id))
+    if size is None:
+        raise _expired(task)
+    return result_key(task_id), size
+
+
+async def delete_upscale_result(ctx: Context, owner_id: str, task_id: str) -> Task:
+    """Delete a completed upscale's result before its time (reads then answer as if it had
+    expired); nothing to do for a task that ended otherwise; Conflict while it may still
+    produce one."""
+    task = await owned_task(ctx, owner_id, task_id, KIND)
+    if task.status not in FINAL:
+        raise Conflict(
+            f"Task {task_id} is {task.status}: it has no result to delete yet (cancel it to "
+            "stop it)."
+        )
+    if task.status == COMPLETED and task.result_deleted_ms is None:
+        await delete_result(ctx, task)
+        task = await ctx.store.get_task(task_id) or task
+    return task
+
+
+def _expired(task: Task) -> ResultExpired:
+    until, deleted = task.readable_until_ms, task.result_deleted_ms
+    if deleted is not None and (until is None or deleted < until):
+        return ResultExpired(f"The result of task {task.task_id} was deleted.")
+    return ResultExpired(
+        f"The result of task {task.task_id} was readable until {format_ts(until or 0)}; "
+        "it has expired."
+    )

@@ -1,8 +1,10 @@
 """Webhooks: the rules a webhook URL must follow, checked when a task is submitted (syntax)
-and again when it is sent (the addresses the host resolves to)."""
+and again when it is sent (the syntax, then the addresses the host resolves to)."""
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from service.domain.errors import ValidationFailed
@@ -44,3 +46,42 @@ def check_url(url: str, *, allow_private: bool, field: str) -> None:
         raise ValidationFailed.field(field, f"must be {allowed} URL without credentials")
     if port == 0:
         raise ValidationFailed.field(field, "is not a valid URL")
+
+
+class DeliveryFailed(Exception):
+    """A webhook could not be posted; the message says why (it is shown on the task)."""
+
+
+class TargetRefused(DeliveryFailed):
+    """A webhook target the rules do not allow at send time."""
+
+
+# IPv6 ranges that carry an IPv4 address in their low 32 bits (NAT64's well-known prefix).
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if address.version == 6:
+        # An IPv6 address that tunnels to an IPv4 one is as public as that one.
+        embedded = address.ipv4_mapped or address.sixtofour or (address.teredo or (None,))[-1]
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return _public(embedded)
+    return address.is_global and not address.is_multicast
+
+
+def check_addresses(host: str, addresses: Iterable[str], *, allow_private: bool) -> None:
+    """Raise TargetRefused unless every address `host` resolved to is public (any address
+    will do when private targets are allowed): one private answer among public ones would
+    let a host aim the service at its own network."""
+    addresses = list(addresses)
+    if not addresses:
+        raise TargetRefused(f"Refused: {host} resolves to no address.")
+    if allow_private:
+        return
+    for text in addresses:
+        if not _public(ipaddress.ip_address(text)):
+            raise TargetRefused(
+                f"Refused: {host} resolves to {text}, which is not a public address."
+            )

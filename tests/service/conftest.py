@@ -1,5 +1,6 @@
 """Fixtures: an app built from the factory over a temporary data dir, a clock the test moves,
-API keys for several owners, and real `avatar-service serve` processes on loopback."""
+API keys for several owners, real `avatar-service serve` processes on loopback, and webhook
+receivers on loopback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -15,9 +17,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import av
 import httpx
+import numpy as np
 import pytest
 from litestar.testing import TestClient
 from PIL import Image
@@ -78,6 +84,35 @@ def png_bytes(width: int = 32, height: int = 24, mode: str = "RGB", fmt: str = "
     return out.getvalue()
 
 
+@cache
+def mp4_bytes(width: int = 160, height: int = 90, frames: int = 10, rate: int = 30) -> bytes:
+    """A small H.264 MP4 (yuv420p, no audio) of a square moving over a gradient."""
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=rate)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        y, x = np.mgrid[0:height, 0:width]
+        for index in range(frames):
+            image = np.empty((height, width, 3), np.uint8)
+            image[..., 0] = (x * 255 // max(width - 1, 1) + index * 8) % 256
+            image[..., 1] = y * 255 // max(height - 1, 1)
+            image[..., 2] = 128
+            side = max(min(width, height) // 4, 2)
+            left = (index * 3) % max(width - side, 1)
+            image[height // 3 : height // 3 + side, left : left + side] = (250, 250, 40)
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = index
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return out.getvalue()
+
+
+@pytest.fixture(name="mp4_bytes")
+def mp4_bytes_fixture() -> Callable[..., bytes]:
+    return mp4_bytes
+
+
 def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
     """Poll for background work (in real time; the test clock does not move)."""
     deadline = time.monotonic() + timeout
@@ -95,6 +130,104 @@ def wait_until_fixture() -> Callable[..., None]:
 @pytest.fixture(name="png_bytes")
 def png_bytes_fixture() -> Callable[..., bytes]:
     return png_bytes
+
+
+# A webhook receiver on loopback
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+
+
+class Receiver:
+    """An HTTP(S) server in a thread that records each request and answers `status` (a 3xx
+    with a Location); the first `hang_first` requests are answered only once released."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.requests: list[Received] = []
+        self.status = 200
+        self.hang_first = 0
+        self.server_names: list[str | None] = []  # the TLS SNI of each handshake
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        if tls is not None:
+            tls.sni_callback = lambda sock, name, context: self.server_names.append(name)
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def url(self, host: str = "127.0.0.1", scheme: str = "http", path: str = "/hook") -> str:
+        return f"{scheme}://{host}:{self.port}{path}"
+
+    def wait_for(self, count: int, timeout: float = 30.0) -> list[Received]:
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count:
+            assert time.monotonic() < deadline, f"{len(self.requests)} of {count} arrived"
+            time.sleep(0.01)
+        return list(self.requests)
+
+    def take(self, request: Received) -> bool:
+        """Record `request`; whether to hold its answer."""
+        with self._lock:
+            self.requests.append(request)
+            return len(self.requests) <= self.hang_first
+
+    def hold(self) -> None:
+        self._released.wait(60)
+
+    def release(self) -> None:
+        self._released.set()
+
+    def close(self) -> None:
+        self.release()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            if receiver.take(Received(self.path, headers, body)):
+                receiver.hold()
+            try:
+                self.send_response(receiver.status)
+                if 300 <= receiver.status < 400:
+                    self.send_header("Location", receiver.url(path="/moved"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            except OSError:  # the sender gave up on a held answer
+                pass
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def make_receiver() -> Iterator[Callable[..., Receiver]]:
+    """Start receivers (HTTPS when given a server-side TLS context); all close at the end."""
+    started: list[Receiver] = []
+
+    def start(tls: ssl.SSLContext | None = None) -> Receiver:
+        started.append(Receiver(tls))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
+def receiver(make_receiver) -> Receiver:
+    return make_receiver()
 
 
 @pytest.fixture

@@ -24,6 +24,8 @@ from schemathesis import checks
 from service.app import create_app
 from service.domain.keys import create_key
 from service.settings import load_settings
+from tests.service.conftest import mp4_bytes
+from tests.service.test_upscale import run_next
 
 # (method, path template) of every endpoint the app serves; `test_every_endpoint_is_fuzzed`
 # fails when one is added without being listed here.
@@ -60,6 +62,14 @@ ENDPOINTS = [
     ("GET", "/v1/conversations"),
     ("GET", "/v1/conversations/{conversation_id}"),
     ("POST", "/v1/conversations/{conversation_id}/delete"),
+    ("GET", "/v1/webhooks/secret"),
+    ("POST", "/v1/webhooks/secret/rotate"),
+    ("POST", "/v1/video/upscale"),
+    ("GET", "/v1/video/upscale"),
+    ("GET", "/v1/video/upscale/{task_id}"),
+    ("POST", "/v1/video/upscale/{task_id}/cancel"),
+    ("POST", "/v1/video/upscale/{task_id}/delete"),
+    ("GET", "/files/{task_id}/output.mp4"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
@@ -67,7 +77,17 @@ FIELDS = [
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook",
 ]  # fmt: skip
-QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id"]
+QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
+         "resolution", "expires", "signature"]  # fmt: skip
+# Query values: any text, or a value some parameter takes (so the upscale upload gets parsed).
+query_values = st.text(max_size=40) | st.sampled_from(["1080p", "2k", "4k", "1", "10"])
+# Multipart endpoints: their file part, a text part, and how the file part is named and typed.
+UPLOADS = {
+    "/v1/avatars": ("image", "name", "x.png", "image/png"),
+    "/v1/video/upscale": ("file", "webhook_url", "x.mp4", "video/mp4"),
+}
+# Templates whose {task_id} is an upscale task (elsewhere it is a generation task).
+UPSCALE_PATHS = ("/v1/video/upscale", "/files/")
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Derandomized: every run draws the same examples, so a failure reproduces and a pass is not luck.
 FUZZ = settings(
@@ -84,7 +104,7 @@ class World:
 
     def __init__(self, client: TestClient) -> None:
         self.client = client
-        ctx = client.app.state.ctx
+        self.ctx = ctx = client.app.state.ctx
         with client.portal() as portal:
             plaintext, _ = portal.call(create_key, ctx.store, ctx.clock, "fuzzer")
         self.auth = {"Authorization": f"Bearer {plaintext}"}
@@ -96,6 +116,12 @@ class World:
         agent = self.post_ok("/v1/agents", json={"name": "F", "avatar_id": avatar})["agent_id"]
         route = self.post_ok(f"/v1/agents/{agent}/routes", json={})["id"]
         session = self.post_ok("/v1/interactive/start_session", json={"avatar_id": avatar})
+        video = {"file": ("a.mp4", VIDEO, "video/mp4")}
+        done = self.post_ok("/v1/video/upscale?resolution=2k", files=video)["task_id"]
+        run_next(self)  # completes it here (the app has no task worker; nothing else waits)
+        status = self.client.get(f"/v1/video/upscale/{done}", headers=self.auth).json()["data"]
+        self.file_url = status["result"]["output"]["file_url"]
+        upscale = self.post_ok("/v1/video/upscale?resolution=2k", files=video)["task_id"]
         task = self.post_ok("/v1/avatar/async_generate", json={"prompt": "a fuzzer"})["task_id"]
         # The socket fuzzing talks through a route of its own, which no fuzzed path can name.
         talker = self.post_ok("/v1/agents", json={"name": "T", "greeting": "Hi"})["agent_id"]
@@ -112,8 +138,15 @@ class World:
             "route_id": route,
             "session_id": session["session"]["session_id"],
             "task_id": task,
+            "upscale_task_id": upscale,
             "name": "pages.css",
         }
+
+    def ids_for(self, template: str) -> dict[str, str]:
+        """The ids to fill `template` with (its {task_id} is a task of its own kind)."""
+        if template.startswith(UPSCALE_PATHS):
+            return self.ids | {"task_id": self.ids["upscale_task_id"]}
+        return self.ids
 
     def post_ok(self, path: str, **kwargs: Any) -> Any:
         response = self.client.post(path, headers=self.auth, **kwargs)
@@ -130,8 +163,11 @@ def png(width: int, height: int, fmt: str = "PNG") -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     data_dir = tmp_path_factory.mktemp("fuzz")
-    # No worker runs here, so generation tasks pile up: the queue must not fill (503).
-    app = create_app(load_settings({}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000))
+    # No worker runs here, so tasks pile up: the queue must not fill (503).
+    settings = load_settings(
+        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast"
+    )
+    app = create_app(settings)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client)
 
@@ -221,13 +257,30 @@ IMAGES = {
 }
 
 
+VIDEO = mp4_bytes(32, 18, frames=2)
+PAYLOADS = {
+    "/v1/avatars": list(IMAGES.values()),
+    "/v1/video/upscale": [VIDEO, VIDEO[:200], VIDEO + b"junk", mp4_bytes(rate=61, frames=2)],
+}
+_TEXT = st.text(max_size=120).map(lambda t: t.encode("utf-8", "surrogatepass"))
+TEXTS = {
+    # (Litestar's own form parsing, which the avatar upload uses, answers 500 to a text part
+    # that is not UTF-8; so that endpoint gets valid text only.)
+    "/v1/avatars": _TEXT,
+    "/v1/video/upscale": _TEXT
+    | st.sampled_from([b"https://example.com/h", b"http://127.0.0.1/", b"\xff\xfe", b"a" * 9_000]),
+}
+
+
 @st.composite
-def multipart_request(draw) -> dict[str, Any]:
+def multipart_request(draw, template: str) -> dict[str, Any]:
     boundary = "fuzzboundary"
-    image = draw(st.sampled_from(list(IMAGES.values())) | st.binary(max_size=100))
+    file_part, text_part, file_name, media_type = UPLOADS[template]
+    payload = draw(st.sampled_from(PAYLOADS[template]) | st.binary(max_size=100))
+    names = st.sampled_from([file_part, text_part, "webhook_token", "name", ""])
     parts = [
-        (draw(st.sampled_from(["image", "file", "name", ""])), "x.png", image, "image/png"),
-        ("name", None, draw(st.text(max_size=120)).encode("utf-8", "surrogatepass"), "text/plain"),
+        (draw(names), file_name, payload, media_type),
+        (draw(names | st.just(text_part)), None, draw(TEXTS[template]), "text/plain"),
     ]
     body = _multipart(draw(st.permutations(parts)), boundary)
     mangle = draw(st.sampled_from(["none", "truncate", "no_boundary", "other_boundary", "json"]))
@@ -243,11 +296,11 @@ def multipart_request(draw) -> dict[str, Any]:
     return {"content": body, "headers": {"Content-Type": content_type}}
 
 
-def path_values(world: World, name: str) -> st.SearchStrategy[str]:
+def path_values(world: World, template: str, name: str) -> st.SearchStrategy[str]:
     hostile = st.text(min_size=1, max_size=300) | st.sampled_from(
         ["..", "%00", "rt_" + "A" * 22, "a" * 5000, "🙂", "ses_x.png", " "]
     )
-    return st.just(world.ids[name]) | hostile
+    return st.just(world.ids_for(template)[name]) | hostile
 
 
 auth_variants = st.sampled_from(["valid", "none", "garbage", "basic"])
@@ -294,15 +347,15 @@ def test_every_endpoint_is_fuzzed(world):
 def test_no_request_yields_a_server_error(world, method, template, data):
     names = re.findall(r"\{(\w+)\}", template)
     path = template.format(
-        **{name: quote(data.draw(path_values(world, name)), safe="") for name in names}
+        **{name: quote(data.draw(path_values(world, template, name)), safe="") for name in names}
     )
-    query = data.draw(st.dictionaries(st.sampled_from(QUERY), st.text(max_size=40), max_size=3))
+    query = data.draw(st.dictionaries(st.sampled_from(QUERY), query_values, max_size=3))
     auth = _headers(world, data.draw(auth_variants))
     kwargs: dict[str, Any] = {}
     headers: dict[str, str] = {}
     if method == "POST":
-        upload = template == "/v1/avatars"
-        kwargs = data.draw(multipart_request() if upload else json_request())
+        upload = template in UPLOADS
+        kwargs = data.draw(multipart_request(template) if upload else json_request())
         headers = kwargs.pop("headers")
     response = world.client.request(method, path, params=query, headers=auth | headers, **kwargs)
     assert_no_server_error(response, template)
@@ -310,11 +363,39 @@ def test_no_request_yields_a_server_error(world, method, template, data):
         assert response.status_code == 401, response.text  # known path or not
 
 
+@FUZZ
+@given(request=multipart_request("/v1/video/upscale"), resolution=st.sampled_from(["2k", "x"]))
+def test_hostile_uploads_to_the_upscale_endpoint(world, request, resolution):
+    """With a valid key and (mostly) a valid resolution, so that every body gets parsed."""
+    headers = world.auth | request.pop("headers")
+    path = f"/v1/video/upscale?resolution={resolution}"
+    response = world.client.post(path, headers=headers, **request)
+    assert_no_server_error(response, "/v1/video/upscale")
+    uploads = world.ctx.settings.data_dir / "uploads"
+    assert not [p for p in uploads.iterdir() if p.name.startswith(".")]  # no partial file left
+
+
+HOSTILE_RANGES = [
+    "bytes=0-0", "bytes=-0", "bytes=-1", "bytes=0-", "bytes=99999999999999999999-",
+    "bytes=-99999999999999999999", "bytes=1-99999999999999999999", "bytes=5-1", "bytes=0-1,3-4",
+    "items=0-1", "bytes=--1", "bytes= 1-2", "bytes=\x7f", "bytes=", "", "bytes=1e3-",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_hostile_ranges_to_a_result_file(world, method):
+    for value in HOSTILE_RANGES:
+        response = world.client.request(method, world.file_url, headers={"Range": value})
+        assert response.status_code in (200, 206, 416), (value, response.status_code)
+        if method == "GET":
+            assert_no_server_error(response, "")
+
+
 @pytest.mark.parametrize(
     "template", [t for m, t in ENDPOINTS if m == "POST" and "avatars" not in t]
 )
 def test_hostile_bodies_to_every_json_endpoint(world, template):
-    path = template.format(**world.ids)
+    path = template.format(**world.ids_for(template))
     for body in HOSTILE_BODIES:
         response = world.client.post(path, content=body, headers=world.auth)
         assert_no_server_error(response, template)
@@ -347,7 +428,7 @@ V1_GETS = [t for m, t in ENDPOINTS if m == "GET" and t.startswith("/v1/")]
 
 @pytest.mark.parametrize("template", V1_GETS)
 def test_hostile_queries_to_every_read(world, template):
-    path = template.format(**world.ids)
+    path = template.format(**world.ids_for(template))
     for query in HOSTILE_QUERIES:
         response = world.client.get(path, params=query, headers=world.auth)
         assert_no_server_error(response, template)
@@ -370,7 +451,7 @@ def test_invalid_percent_encodings(world, raw):
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
 def test_wrong_methods_get_the_error_body(world, method):
     for _, template in ENDPOINTS:
-        path = template.format(**world.ids)
+        path = template.format(**world.ids_for(template))
         response = world.client.request(method, path, headers=world.auth)
         assert response.status_code in (404, 405)
         assert_no_server_error(response, "")
@@ -389,9 +470,9 @@ def api_schema(world):
     return schemathesis.openapi.from_dict(raw, config=config)
 
 
-# The avatar upload is left to the multipart fuzzing above: schemathesis builds some of its
+# The uploads are left to the multipart fuzzing above: schemathesis builds some of its
 # multipart cases from values (ints, lists) that the test client itself cannot send.
-schema = schemathesis.pytest.from_fixture("api_schema").exclude(method="POST", path="/v1/avatars")
+schema = schemathesis.pytest.from_fixture("api_schema").exclude(method="POST", path=list(UPLOADS))
 
 
 # Checks that do not apply here: the API refuses some schema-valid values on meaning (an

@@ -57,15 +57,6 @@ def _set_nonce(conn: sqlite3.Connection, owner_id: str, nonce: str, now_ms: int)
     )
 
 
-def _first_nonce(conn: sqlite3.Connection, owner_id: str, nonce: str, now_ms: int) -> str:
-    conn.execute(
-        "INSERT OR IGNORE INTO webhook_secrets (owner_id, nonce, created_ms) VALUES (?, ?, ?)",
-        (owner_id, nonce, now_ms),
-    )
-    sql = "SELECT nonce FROM webhook_secrets WHERE owner_id = ?"
-    return conn.execute(sql, (owner_id,)).fetchone()[0]
-
-
 class WebhooksMixin(SqliteBase):
     async def claim_delivery(self, now_ms: int, claim_until_ms: int) -> Delivery | None:
         return await self._write(_claim_delivery, now_ms, claim_until_ms)
@@ -79,14 +70,10 @@ class WebhooksMixin(SqliteBase):
     async def wait_for_deliveries(self, timeout_s: float) -> None:
         await self._delivery_changes.wait(timeout_s)
 
-    async def webhook_nonce(self, owner_id: str, fresh: str, now_ms: int) -> str:
-        """The owner's current nonce; `fresh` becomes it when the owner has none yet."""
-        row = self._reader.execute(
-            "SELECT nonce FROM webhook_secrets WHERE owner_id = ?", (owner_id,)
-        ).fetchone()
-        if row is not None:
-            return row[0]
-        return await self._write(_first_nonce, owner_id, fresh, now_ms)
+    async def webhook_nonce(self, owner_id: str) -> str | None:
+        return self._one(
+            "SELECT nonce FROM webhook_secrets WHERE owner_id = ?", (owner_id,), lambda row: row[0]
+        )
 
     async def rotate_webhook_nonce(self, owner_id: str, nonce: str, now_ms: int) -> None:
         await self._write(_set_nonce, owner_id, nonce, now_ms)
