@@ -1,5 +1,5 @@
-"""Public, key-less pages: /r/{route_id}, /i/{session_id}, the JSON status a session page polls
-to switch from "connecting" to ready without a reload, and the pages' static files.
+"""Public, key-less pages: /r/{route_id}, /i/{session_id} (their conversations run over the
+sockets of `service.api.live`), a session's public JSON status, and the pages' static files.
 
 Every answer here may be framed by any site (`frame-ancestors`, AVATAR_FRAME_ANCESTORS) and
 never leaks its capability URL through a Referer header."""

@@ -13,12 +13,15 @@ from urllib.parse import urlsplit
 from service.domain import routes as route_domain
 from service.domain import sessions as session_domain
 from service.domain.context import Context
+from service.domain.conversations import MAX_MESSAGE_CHARS
 from service.domain.files import avatar_key
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
-_SESSION_STATES = {"starting": ("connecting", "Connecting…"), "ready": ("ready", "Ready")}
+# The page's scripts, in the order they run: the speech helpers and the socket client
+# before the page that uses them.
+_SCRIPTS = ("speech.js", "live.js", "pages.js")
 
 _PLACEHOLDER = (
     '<svg class="placeholder" viewBox="0 0 100 100" role="img" aria-label="{label}">'
@@ -43,8 +46,7 @@ def _template(name: str) -> Template:
 
 
 _BASE = _template("base.html")
-_ROUTE = _template("route.html")
-_SESSION = _template("session.html")
+_CONVERSATION = _template("conversation.html")
 _ERROR = _template("error.html")
 
 
@@ -78,6 +80,27 @@ def error_page(kind: str, base_url: str) -> tuple[int, str]:
     return status, _document(base_url, heading, "error", content)
 
 
+def _conversation_page(base_url: str, title: str, path: str, portrait: str) -> str:
+    """The conversation UI of a route's or a session's page at `path` (`/r/<id>` or
+    `/i/<id>`): the script talks over the socket at `path/ws`, and asks `path` itself whether
+    the link still admits anyone when a socket drops."""
+    prefix = _prefix(base_url)
+    content = _CONVERSATION.substitute(
+        portrait=portrait,
+        name=escape(title),
+        socket_path=f"{prefix}{path}/ws",
+        link_path=f"{prefix}{path}",
+        max_chars=MAX_MESSAGE_CHARS,
+        max_label=f"{MAX_MESSAGE_CHARS:,}",
+    )
+    scripts = "\n".join(
+        f'<script src="{prefix}/static/{name}?v={ASSETS[name].version}" defer></script>'
+        for name in _SCRIPTS
+    )
+    head = f'<link rel="canonical" href="{escape(base_url)}{path}">\n{scripts}'
+    return _document(base_url, title, "conversation", content, head)
+
+
 async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, str]:
     """An active route's conversation page; 404 for an unknown id, 410 once inactive."""
     route = await route_domain.find_route(ctx, route_id)
@@ -86,36 +109,19 @@ async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, s
     agent = await ctx.store.get_agent(route.agent_id)
     if agent is None or route.status(ctx.clock.now_ms()) != "active":
         return error_page("inactive_route", base_url)
-    greeting = ""
-    if agent.greeting:
-        greeting = f'<p class="message assistant">{escape(agent.greeting)}</p>'
-    content = _ROUTE.substitute(
-        portrait=await _portrait(ctx, base_url, agent.avatar_id, agent.name),
-        name=escape(agent.name),
-        greeting=greeting,
-    )
-    canonical = f'<link rel="canonical" href="{escape(base_url)}/r/{escape(route_id)}">'
-    return 200, _document(base_url, agent.name, "conversation", content, canonical)
+    portrait = await _portrait(ctx, base_url, agent.avatar_id, agent.name)
+    return 200, _conversation_page(base_url, agent.name, f"/r/{escape(route_id)}", portrait)
 
 
 async def session_page(ctx: Context, session_id: str, base_url: str) -> tuple[int, str]:
-    """A session's page: "connecting" until ready (the script polls the status endpoint)."""
+    """A session's conversation page: it shows "connecting" until the socket says the session
+    is ready; 404 for an unknown id, 410 once stopped."""
     session = await session_domain.find_session(ctx, session_id)
     if session is None:
         return error_page("unknown_session", base_url)
-    status = session.status(ctx.clock.now_ms())
-    if status == "stopped":
+    if session.status(ctx.clock.now_ms()) == "stopped":
         return error_page("ended_session", base_url)
-    state, state_text = _SESSION_STATES[status]
-    content = _SESSION.substitute(
-        portrait=await _portrait(ctx, base_url, session.avatar_id, "Avatar"),
-        state=state,
-        state_text=state_text,
-        status_url=f"{_prefix(base_url)}/i/{escape(session_id)}/status",
-    )
-    script = ASSETS["pages.js"]
-    head = (
-        f'<link rel="canonical" href="{escape(base_url)}/i/{escape(session_id)}">\n'
-        f'<script src="{_prefix(base_url)}/static/pages.js?v={script.version}" defer></script>'
-    )
-    return 200, _document(base_url, "Avatar session", "session", content, head)
+    avatar = await ctx.store.get_avatar(session.avatar_id)
+    title = (avatar.name if avatar else None) or "Avatar session"
+    portrait = await _portrait(ctx, base_url, session.avatar_id, title)
+    return 200, _conversation_page(base_url, title, f"/i/{escape(session_id)}", portrait)

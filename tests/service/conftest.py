@@ -360,17 +360,17 @@ def _drain(stream, lines: deque[str]) -> None:
         lines.extend(stream)
 
 
-@pytest.fixture
-def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
+@contextlib.contextmanager
+def serve_starter(base: Path) -> Iterator[Callable[..., LiveServer]]:
     """Start `avatar-service serve` on a loopback port (a free one unless given) with a data dir
-    (a new one unless given) and extra AVATAR_* variables; every server started is stopped
-    with SIGTERM (and must exit) when the test ends."""
+    (a new one under `base` unless given) and extra AVATAR_* variables; every server started
+    is stopped with SIGTERM (and must exit) when the block ends."""
     processes: list[subprocess.Popen] = []
 
     def start(data_dir: str | None = None, port: int | None = None, **env_vars: str) -> LiveServer:
         port = port or free_port()
         env = {**os.environ, **env_vars}
-        data_dir = data_dir or str(tmp_path / f"data{len(processes)}")
+        data_dir = data_dir or str(base / f"data{len(processes)}")
         command = [AVATAR_SERVICE, "serve", "--port", str(port), "--data-dir", data_dir]
         # Its own process group, so a test can kill serve and all its children at once.
         process = subprocess.Popen(
@@ -392,6 +392,22 @@ def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
         poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
         return server
 
-    yield start
-    for process in processes:
-        _stop(process)
+    try:
+        yield start
+    finally:
+        for process in processes:
+            _stop(process)
+
+
+@pytest.fixture
+def start_serve(tmp_path) -> Iterator[Callable[..., LiveServer]]:
+    """`serve_starter` for one test."""
+    with serve_starter(tmp_path) as start:
+        yield start
+
+
+@pytest.fixture(scope="module")
+def start_serve_module(tmp_path_factory) -> Iterator[Callable[..., LiveServer]]:
+    """`serve_starter` for a whole test module (servers shared by its tests)."""
+    with serve_starter(tmp_path_factory.mktemp("serve")) as start:
+        yield start

@@ -119,13 +119,20 @@ def test_an_expiring_route_ends_its_sockets_by_the_clock(api, alice, route):
     assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "expired"}
 
 
-def test_route_conversations_are_kept_and_billed(api, alice, route):
+def test_route_conversations_are_kept_and_billed(api, alice, route, wait_until):
     with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
         ws.receive_json(), ws.receive_json()
         ws.send_json({"type": "message", "text": "Hi there"})
         receive_reply(ws)
         api.clock.advance(42.5)
-    listing = api.get("/v1/conversations", alice, params={"route_id": route["id"]}).json()
+    params = {"route_id": route["id"]}
+    # The server records the close just after the client's socket is gone.
+    wait_until(
+        lambda: api.get("/v1/conversations", alice, params=params).json()["data"]["items"][0][
+            "ended_at"
+        ]
+    )
+    listing = api.get("/v1/conversations", alice, params=params).json()
     (item,) = listing["data"]["items"]
     assert item["conversation_id"].startswith("cnv_") and "messages" not in item
     assert item["route_id"] == route["id"] and item["session_id"] is None
