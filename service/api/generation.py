@@ -9,7 +9,8 @@ from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import idempotency_key
 from service.domain import generation as domain
-from service.domain.tasks import owned_task
+from service.domain.kinds import task_kind
+from service.domain.tasks import cancel, owned_task
 from service.schemas.generation import (
     GenerationCreate,
     GenerationStatusEnvelope,
@@ -47,5 +48,5 @@ class GenerationController(Controller):
     @post("/{task_id:str}/cancel", status_code=200, responses=_TASK_FINISHED)
     async def cancel_generation(self, request: Request, task_id: str) -> GenerationStatusEnvelope:
         ctx = ctx_of(request)
-        task = await domain.cancel_generation(ctx, owner_of(request), task_id)
+        task = await cancel(ctx, owner_of(request), task_id, task_kind(domain.KIND))
         return await generation_status(ctx, task, public_base(request))

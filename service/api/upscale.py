@@ -20,6 +20,7 @@ from service.domain import tasks
 from service.domain import upscale as domain
 from service.domain.files import upload_key
 from service.domain.ids import new_id
+from service.domain.kinds import task_kind
 from service.domain.models import Task
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
@@ -93,7 +94,8 @@ class UpscaleController(Controller):
 
     @post("/{task_id:str}/cancel", status_code=200, responses=error_responses(409))
     async def cancel_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
-        task = await tasks.cancel(ctx_of(request), owner_of(request), task_id, domain.KIND)
+        kind = task_kind(domain.KIND)
+        task = await tasks.cancel(ctx_of(request), owner_of(request), task_id, kind)
         return UpscaleTaskEnvelope(await _view(request, task))
 
     @post("/{task_id:str}/delete", status_code=200, responses=error_responses(409))

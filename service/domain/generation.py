@@ -22,7 +22,7 @@ from service.domain.files import avatar_key
 from service.domain.ids import new_id
 from service.domain.models import Avatar, IdempotencyKey, Task, WebhookTarget
 from service.domain.task_runs import Completion, Job, Stopped, TaskFailed
-from service.domain.tasks import COMPLETED, cancel, new_task, submit
+from service.domain.tasks import COMPLETED, new_task, submit
 from service.domain.webhooks import check_target
 
 KIND = "avatar_generation"
@@ -103,14 +103,6 @@ async def submit_generation(
     }
     task = new_task(new_id("tsk"), owner_id, KIND, params, ctx.clock.now_ms(), request.webhook)
     return await submit(ctx, task, idempotency)
-
-
-async def cancel_generation(ctx: Context, owner_id: str, task_id: str) -> Task:
-    """Cancel the task, and remove an avatar an interrupted earlier run may have registered
-    (a running one is cleaned up by its worker)."""
-    task = await cancel(ctx, owner_id, task_id, KIND)
-    await _remove_avatar(ctx, task)
-    return task
 
 
 async def generated_png(ctx: Context, task: Task) -> bytes | None:

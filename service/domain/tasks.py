@@ -5,7 +5,7 @@ reading, listing and cancelling. What a kind does when it runs is in its own mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -16,7 +16,6 @@ from service.domain.models import (
     Delivery,
     IdempotencyKey,
     Task,
-    TaskError,
     WebhookTarget,
 )
 from service.domain.ownership import require_owned
@@ -160,11 +159,20 @@ async def list_tasks(
     return next_cursor(rows, page.limit, lambda t: Position(t.created_ms, t.task_id))
 
 
-async def cancel(ctx: Context, owner_id: str, task_id: str, kind: str) -> Task:
-    """CANCELED from either non-final status (a running worker notices within its heartbeat
-    and stops); again for a canceled task; Conflict for any other final status."""
+class Discards(Protocol):
+    """What cancelling needs of a task kind (see `task_runs.TaskKind`)."""
+
+    name: str
+
+    async def discard(self, ctx: Context, task: Task) -> None: ...
+
+
+async def cancel(ctx: Context, owner_id: str, task_id: str, kind: Discards) -> Task:
+    """CANCELED from either non-final status; again for a canceled task; TaskFinished for any
+    other final status. A waiting task's leftovers go at once (`kind.discard`); a running
+    one's worker notices within its heartbeat, stops, and discards them."""
     while True:
-        task = await owned_task(ctx, owner_id, task_id, kind)
+        task = await owned_task(ctx, owner_id, task_id, kind.name)
         if task.status == CANCELED:
             return task
         if task.status in FINAL:
@@ -176,13 +184,9 @@ async def cancel(ctx: Context, owner_id: str, task_id: str, kind: str) -> Task:
         canceled = move(task, CANCELED, now)
         if await ctx.store.save_task(canceled, task.version, delivery_for(canceled, now)):
             if task.status == IN_QUEUE:
-                await ctx.files.delete(task.params.get("input_key"))
+                await kind.discard(ctx, canceled)
             return canceled
         # It changed meanwhile (it started, or ended): decide again on what it is now.
-
-
-def failure(code: str, message: str) -> TaskError:
-    return TaskError(code, message)
 
 
 def not_found(task_id: str) -> NotFound:

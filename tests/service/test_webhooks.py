@@ -17,6 +17,7 @@ import pytest
 from service.domain import deliveries
 from service.domain.files import upload_key
 from service.domain.ids import new_id
+from service.domain.kinds import task_kind
 from service.domain.models import Task, WebhookTarget
 from service.domain.tasks import CANCELED, cancel, new_task, submit
 from service.domain.webhook_signing import SECRET_PREFIX, verify
@@ -35,7 +36,7 @@ async def make_final_task(ctx, owner_id: str, target: WebhookTarget, facts: dict
     await submit(
         ctx, new_task(task_id, owner_id, "upscale", params, now, target, input=facts), None
     )
-    return await cancel(ctx, owner_id, task_id, "upscale")
+    return await cancel(ctx, owner_id, task_id, task_kind("upscale"))
 
 
 class Hooks:
