@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from service import settings as service_settings
+from service.domain.webhook_signing import derive_secret, signed_headers
 
 pytestmark = pytest.mark.slow
 
@@ -202,3 +203,19 @@ def test_configuration_table_lists_every_setting() -> None:
     documented = set(CONFIG_VARIABLE.findall(section(readme(), "Configuration")))
     assert declared - documented == set(), "settings missing from the README's table"
     assert documented - declared == set(), "the README's table lists variables that do not exist"
+
+
+def test_the_webhook_check_accepts_a_signed_delivery_and_nothing_else() -> None:
+    webhooks = readme().split("### Webhooks\n", 1)[1]
+    code = re.search(r"```python\n(.*?)```", webhooks, re.S)[1]
+    namespace: dict = {}
+    exec(code, namespace)
+    verified = namespace["verified"]
+    secret = derive_secret(b"k" * 32, "own_x", None)
+    body = b'{"data": {"task_id": "tsk_x", "status": "COMPLETED"}}'
+    headers = signed_headers(secret, "tsk_x", int(time.time()), body)
+    assert verified(secret, headers, body)
+    assert not verified(secret, headers, body + b" ")
+    assert not verified(derive_secret(b"k" * 32, "own_y", None), headers, body)
+    stale = signed_headers(secret, "tsk_x", int(time.time()) - 3600, body)
+    assert not verified(secret, stale, body)
