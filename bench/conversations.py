@@ -25,7 +25,7 @@ from pathlib import Path
 
 import websockets
 
-from bench.server import Server, api_call, memory_kib, process_tree
+from bench.server import Server, api_call, memory_kib, process_tree, running_serve
 
 
 @dataclass
@@ -147,19 +147,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-conversations-") as work:
-        server = Server(Path(work))
-        try:
-            key = server.wait_ready()
-            agent = api_call(
-                server.base, key, "POST", "/v1/agents", {"name": "B", "greeting": "Hi"}
-            )
-            route = api_call(server.base, key, "POST", f"/v1/agents/{agent['agent_id']}/routes", {})
-            url = f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws"
-            before = _memory(server)
-            rounds = [asyncio.run(_round(server, url, args, seed)) for seed in range(args.rounds)]
-        finally:
-            server.stop()
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-conversations-") as work,
+        running_serve(Path(work)) as (server, key),
+    ):
+        agent = {"name": "B", "greeting": "Hi"}
+        agent_id = api_call(server.base, key, "POST", "/v1/agents", agent)["agent_id"]
+        route = api_call(server.base, key, "POST", f"/v1/agents/{agent_id}/routes", {})
+        url = f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws"
+        before = _memory(server)
+        rounds = [asyncio.run(_round(server, url, args, seed)) for seed in range(args.rounds)]
     _report(args, rounds, before)
     return 0
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 KEY_LINE = re.compile(r"^(ak_\S+)\s*$", re.MULTILINE)
@@ -56,6 +58,16 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+@contextmanager
+def running_serve(work: Path, env: dict[str, str] | None = None) -> Iterator[tuple[Server, str]]:
+    """A started `serve` and its first API key; stopped when the block ends."""
+    server = Server(work, env)
+    try:
+        yield server, server.wait_ready()
+    finally:
+        server.stop()
 
 
 def free_port() -> int:

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.server import Server, api_call
+from bench.server import Server, api_call, running_serve
 
 RATE_LIMIT = "1000000"
 
@@ -179,13 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         print("bench.service needs wrk: apt-get install wrk", file=sys.stderr)
         return 2
     load_before = _load()
-    with tempfile.TemporaryDirectory(prefix="bench-service-") as work:
-        server = Server(Path(work), {"AVATAR_RATE_LIMIT": RATE_LIMIT})
-        try:
-            key = server.wait_ready()
-            results = _measure(args, server, key, Path(work))
-        finally:
-            server.stop()
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-service-") as work,
+        running_serve(Path(work), {"AVATAR_RATE_LIMIT": RATE_LIMIT}) as (server, key),
+    ):
+        results = _measure(args, server, key, Path(work))
     _report(args, results, load_before)
     return 0
 

@@ -24,7 +24,7 @@ import httpx
 import numpy as np
 
 import engine
-from bench.server import Server
+from bench.server import running_serve
 
 RESOLUTION = "1080p"
 POLL_S = 0.02
@@ -96,9 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         clips = [work_dir / f"clip{n}.mp4" for n in range(args.clips)]
         for seed, clip in enumerate(clips):
             make_clip(clip, args.seconds, seed)
-        server = Server(work_dir, {"AVATAR_RATE_LIMIT": "1000000"})
-        try:
-            key = server.wait_ready()
+        env = {"AVATAR_RATE_LIMIT": "1000000"}
+        with running_serve(work_dir, env) as (server, key):
             headers = {"Authorization": f"Bearer {key}"}
             with httpx.Client(base_url=server.base, headers=headers, timeout=120) as client:
                 through_api(client, clips[0], work_dir / "warm.mp4")  # imports, first encode
@@ -110,8 +109,6 @@ def main(argv: list[str] | None = None) -> int:
                             api_times.append(through_api(client, clip, work_dir / "a.mp4"))
                         else:
                             direct_times.append(direct(clip, work_dir / "d.mp4"))
-        finally:
-            server.stop()
     _report(args, api_times, direct_times)
     return 0
 
