@@ -12,7 +12,7 @@ from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.idempotency import HEADER, checked_key
+from service.api.idempotency import IdempotencyKeyHeader, checked_key
 from service.api.openapi import error_responses
 from service.api.params import Cursor, Limit
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
@@ -38,13 +38,6 @@ Resolution = Annotated[
     str | None,
     Parameter(
         description="The box to fit: 1080p, 2k or 4k.", schema_extra={"enum": ["1080p", "2k", "4k"]}
-    ),
-]
-IdempotencyKeyHeader = Annotated[
-    str | None,
-    Parameter(
-        header=HEADER,
-        description="1..255 printable ASCII: a repeat within 24 hours returns the first task.",
     ),
 ]
 _FORM = multipart_body(
