@@ -4,7 +4,7 @@ the task's webhook: `generation_status`)."""
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 
@@ -14,6 +14,7 @@ from service.domain.models import Task
 from service.domain.tasks import queue_position
 from service.schemas.common import StrictBody
 from service.schemas.tasks import (
+    TaskStatus,
     WebhookView,
     error_view,
     position_view,
@@ -25,7 +26,6 @@ from service.schemas.tasks import (
 Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=domain.MAX_PROMPT)]
 Side = Annotated[int, msgspec.Meta(ge=domain.MIN_SIDE, le=domain.MAX_SIDE)]
 Seed = Annotated[int, msgspec.Meta(ge=0, le=domain.MAX_SEED)]
-TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"]
 
 
 class GenerationWebhook(StrictBody):

@@ -3,13 +3,15 @@ status view, and its times. A kind's own view (e.g. `service.schemas.upscale`) a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
 from service.domain.tasks import FAILED, FINAL, TIMED_OUT
+
+TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"]
 
 # Where each kind's status is read: the one place the status links are made from.
 _STATUS_PATHS = {
@@ -25,12 +27,16 @@ def status_url(task: models.Task, base_url: str) -> str:
 
 class TaskSubmitted(msgspec.Struct, kw_only=True):
     task_id: str
-    status: str
+    status: TaskStatus
     status_url: str
 
     @classmethod
     def of(cls, task: models.Task, base_url: str) -> TaskSubmitted:
-        return cls(task_id=task.task_id, status=task.status, status_url=status_url(task, base_url))
+        return cls(
+            task_id=task.task_id,
+            status=task.status,  # type: ignore[arg-type]
+            status_url=status_url(task, base_url),
+        )
 
 
 class TaskSubmittedEnvelope(msgspec.Struct):

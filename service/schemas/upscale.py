@@ -14,6 +14,7 @@ from service.domain.context import Context
 from service.domain.tasks import COMPLETED, queue_position
 from service.schemas.tasks import (
     TaskErrorView,
+    TaskStatus,
     WebhookView,
     error_view,
     position_view,
@@ -64,7 +65,7 @@ class UpscaleTask(msgspec.Struct, kw_only=True):
 
     task_id: str
     kind: str
-    status: str
+    status: TaskStatus
     stage: str
     progress: float
     resolution: str
@@ -96,7 +97,7 @@ class UpscaleTask(msgspec.Struct, kw_only=True):
         return cls(
             task_id=task.task_id,
             kind=task.kind,
-            status=task.status,
+            status=task.status,  # type: ignore[arg-type]
             stage=task.stage,
             progress=task.progress,
             resolution=task.params["resolution"],
