@@ -39,7 +39,7 @@ from service.workers.supervisor import die_with_parent
 MAX_JSON_BODY = 1024 * 1024
 
 
-def _openapi(settings: Settings) -> OpenAPIConfig:
+def _openapi() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="avatar-service",
         version=engine.__version__,
@@ -121,7 +121,7 @@ def create_app(
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
-        openapi_config=_openapi(settings),
+        openapi_config=_openapi(),
         request_max_body_size=MAX_JSON_BODY,
         response_class=JsonResponse,
         debug=False,

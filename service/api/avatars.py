@@ -27,7 +27,7 @@ from service.schemas.compat import HostedAvatar, HostedAvatarEnvelope, HostedAva
 _IMAGE = UploadForm("image", "the image", ("name",), MAX_IMAGE_BYTES)
 _FORM = multipart_body(
     "image",
-    "A PNG or JPEG image of at most 10 MB and 4096 px a side.",
+    "A PNG or JPEG image of at most 10 MiB and 4096 px a side.",
     {"name": "The avatar's name (1 to 100 characters)."},
 )
 _CACHE = "public, max-age=3600"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 from litestar import Request
 
 from service.domain.context import Context
@@ -17,13 +19,24 @@ def owner_of(request: Request) -> str:
     return request.scope["user"]
 
 
+def authority(host: str, port: int | None) -> str:
+    """`host[:port]` as a link may name a listening address: a wildcard address (0.0.0.0, ::)
+    by this machine's host name, never as such, and an IPv6 address in brackets."""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    elif ":" in host:
+        host = f"[{host}]"
+    return host if port is None else f"{host}:{port}"
+
+
 def _request_base(request: Request) -> str:
     scope = request.scope
     for name, value in scope["headers"]:
         if name == b"host":
             return f"{scope['scheme']}://{value.decode('latin-1')}"
+    # No Host header (HTTP/1.0): the address the request came in on.
     host, port = scope.get("server") or ("localhost", None)
-    return f"{scope['scheme']}://{host}" + (f":{port}" if port else "")
+    return f"{scope['scheme']}://{authority(host, port)}"
 
 
 def interactive_base(request: Request) -> str:

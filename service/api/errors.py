@@ -14,7 +14,8 @@ from service.domain import errors
 
 log = logging.getLogger("service.api")
 
-# ServiceError subclass -> (HTTP status, error code). Most specific classes first.
+# ServiceError subclass -> (HTTP status, error code). An error takes the row of the nearest
+# class in its MRO, so a subclass without a row of its own answers as its parent does.
 ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.BadRequest: (400, "BAD_REQUEST"),
     errors.Unauthorized: (401, "UNAUTHORIZED"),
@@ -59,10 +60,14 @@ class ErrorBody(msgspec.Struct):
     error: ErrorInfo
 
 
+def _error_body(code: str, message: str, details: Any = None) -> bytes:
+    return msgspec.json.encode(ErrorBody(ErrorInfo(code, message, details)))
+
+
 def error_response(
     status: int, code: str, message: str, details: Any = None, headers: dict | None = None
 ) -> Response:
-    body = msgspec.json.encode(ErrorBody(ErrorInfo(code, message, details)))
+    body = _error_body(code, message, details)
     return Response(content=body, status_code=status, media_type=_JSON, headers=headers)
 
 
@@ -83,8 +88,7 @@ def service_error_parts(exc: errors.ServiceError) -> tuple[int, dict[str, str], 
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, errors.RangeNotSatisfiable):
         headers["Content-Range"] = f"bytes */{exc.size}"
-    body = msgspec.json.encode(ErrorBody(ErrorInfo(code, exc.message, exc.details)))
-    return status, headers, body
+    return status, headers, _error_body(code, exc.message, exc.details)
 
 
 def handle_service_error(_: Request, exc: errors.ServiceError) -> Response:
@@ -100,7 +104,7 @@ def _validation_details(exc: ValidationException) -> list[dict[str, str]]:
     return details
 
 
-def handle_http_exception(_: Request, exc: HTTPException) -> Response:
+def handle_http_exception(request: Request, exc: HTTPException) -> Response:
     if isinstance(exc, ValidationException):
         details = _validation_details(exc)
         summary = "; ".join(f"{d['field']}: {d['message']}" for d in details) or "Invalid request."
@@ -109,7 +113,7 @@ def handle_http_exception(_: Request, exc: HTTPException) -> Response:
         exc.status_code, (exc.status_code, "HTTP_ERROR", "The request cannot be served.")
     )
     if status >= 500:
-        return handle_unexpected(_, exc)
+        return handle_unexpected(request, exc)
     # Litestar's router names the header "allow"; RFC 9110 requires it on every 405.
     allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
     headers = {"Allow": allow} if allow else None

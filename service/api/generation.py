@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from litestar import Controller, Request, get, post
-from litestar.openapi.datastructures import ResponseSpec
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.idempotency import idempotency_key
+from service.api.idempotency import IdempotencyKeyHeader, idempotency
+from service.api.openapi import error_responses
 from service.domain import generation as domain
 from service.domain.kinds import task_kind
 from service.domain.tasks import cancel, owned_task
@@ -18,22 +18,23 @@ from service.schemas.generation import (
 )
 from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
 
-# Statuses beyond those every endpoint of this shape answers (`service.api.openapi` writes
-# their error body into the document).
-_QUEUE_FULL = {503: ResponseSpec(None, description="QUEUE_FULL")}
-_TASK_FINISHED = {409: ResponseSpec(None, description="TASK_FINISHED")}
-
 
 class GenerationController(Controller):
     path = "/avatar/async_generate"
     tags = ("avatar generation",)
 
-    @post(operation_class=json_body(GenerationCreate), status_code=200, responses=_QUEUE_FULL)
-    async def generate_avatar(self, request: Request) -> TaskSubmittedEnvelope:
+    @post(
+        operation_class=json_body(GenerationCreate),
+        status_code=200,
+        responses=error_responses(503),
+    )
+    async def generate_avatar(
+        self, request: Request, idempotency_key: IdempotencyKeyHeader = None
+    ) -> TaskSubmittedEnvelope:
         ctx, body = ctx_of(request), await read_json(request, GenerationCreate)
         base = public_base(request)
         generation = body.request(ctx, base)
-        key = idempotency_key(request, domain.fingerprint(generation))
+        key = idempotency(idempotency_key, domain.fingerprint(generation))
         task = await domain.submit_generation(ctx, owner_of(request), generation, key)
         return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
 
@@ -45,7 +46,7 @@ class GenerationController(Controller):
         task = await owned_task(ctx, owner_of(request), task_id, domain.KIND)
         return await generation_status(ctx, task, public_base(request))
 
-    @post("/{task_id:str}/cancel", status_code=200, responses=_TASK_FINISHED)
+    @post("/{task_id:str}/cancel", status_code=200, responses=error_responses(409))
     async def cancel_generation(self, request: Request, task_id: str) -> GenerationStatusEnvelope:
         ctx = ctx_of(request)
         task = await cancel(ctx, owner_of(request), task_id, task_kind(domain.KIND))

@@ -37,7 +37,7 @@ from service.schemas.live import (
 
 log = logging.getLogger("service.live")
 
-# A frame larger than this cannot hold a valid message; it is refused unread.
+# A frame longer than this cannot hold a valid message; it is refused without being parsed.
 MAX_FRAME_CHARS = 64 * 1024
 # Messages a visitor may send ahead while a reply is still streaming.
 MAX_WAITING = 8

@@ -18,6 +18,7 @@ from service.schemas.sessions import (
     StartedSessionEnvelope,
     StopOutcome,
     StopOutcomeEnvelope,
+    session_view,
     session_views,
 )
 
@@ -31,7 +32,7 @@ class SessionsController(Controller):
         body = await read_json(request, SessionStart)
         ctx = ctx_of(request)
         session = await domain.start_session(ctx, owner_of(request), body.params())
-        [view] = await session_views(ctx, [session], interactive_base(request))
+        view = await session_view(ctx, session, interactive_base(request))
         token = domain.session_token(ctx, session.session_id)
         return StartedSessionEnvelope(StartedSession(view, token))
 
@@ -45,7 +46,7 @@ class SessionsController(Controller):
     async def get_session(self, request: Request, session_id: str) -> SessionEnvelope:
         ctx = ctx_of(request)
         session = await domain.owned_session(ctx, owner_of(request), session_id)
-        [view] = await session_views(ctx, [session], interactive_base(request))
+        view = await session_view(ctx, session, interactive_base(request))
         return SessionEnvelope(SessionBox(view))
 
     @get("/session/{session_id:str}/profile")

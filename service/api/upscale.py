@@ -12,7 +12,7 @@ from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.idempotency import HEADER, checked_key
+from service.api.idempotency import IdempotencyKeyHeader, checked_key
 from service.api.openapi import error_responses
 from service.api.params import Cursor, Limit
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
@@ -25,7 +25,6 @@ from service.domain.models import Task
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
 from service.schemas.upscale import (
-    UpscaleTask,
     UpscaleTaskEnvelope,
     UpscaleTaskPage,
     UpscaleTaskPageEnvelope,
@@ -38,13 +37,6 @@ Resolution = Annotated[
     str | None,
     Parameter(
         description="The box to fit: 1080p, 2k or 4k.", schema_extra={"enum": ["1080p", "2k", "4k"]}
-    ),
-]
-IdempotencyKeyHeader = Annotated[
-    str | None,
-    Parameter(
-        header=HEADER,
-        description="1..255 printable ASCII: a repeat within 24 hours returns the first task.",
     ),
 ]
 _FORM = multipart_body(
@@ -79,29 +71,30 @@ class UpscaleController(Controller):
     async def list_upscales(
         self, request: Request, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
     ) -> UpscaleTaskPageEnvelope:
-        page = page_request(limit, cursor)
+        ctx, base = ctx_of(request), public_base(request)
         found, next_cursor = await tasks.list_tasks(
-            ctx_of(request), owner_of(request), domain.KIND, page
+            ctx, owner_of(request), domain.KIND, page_request(limit, cursor)
         )
-        return UpscaleTaskPageEnvelope(
-            UpscaleTaskPage([await _view(request, t) for t in found], next_cursor)
-        )
+        views = [await upscale_view(ctx, task, base) for task in found]
+        return UpscaleTaskPageEnvelope(UpscaleTaskPage(views, next_cursor))
 
     @get("/{task_id:str}", responses=error_responses(410))
     async def get_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
-        task = await domain.readable_upscale(ctx_of(request), owner_of(request), task_id)
-        return await upscale_status(ctx_of(request), task, public_base(request))
+        ctx = ctx_of(request)
+        task = await domain.readable_upscale(ctx, owner_of(request), task_id)
+        return await upscale_status(ctx, task, public_base(request))
 
     @post("/{task_id:str}/cancel", status_code=200, responses=error_responses(409))
     async def cancel_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
-        kind = task_kind(domain.KIND)
-        task = await tasks.cancel(ctx_of(request), owner_of(request), task_id, kind)
-        return UpscaleTaskEnvelope(await _view(request, task))
+        ctx = ctx_of(request)
+        task = await tasks.cancel(ctx, owner_of(request), task_id, task_kind(domain.KIND))
+        return await upscale_status(ctx, task, public_base(request))
 
     @post("/{task_id:str}/delete", status_code=200, responses=error_responses(409))
     async def delete_upscale(self, request: Request, task_id: str) -> UpscaleTaskEnvelope:
-        task = await domain.delete_upscale_result(ctx_of(request), owner_of(request), task_id)
-        return UpscaleTaskEnvelope(await _view(request, task))
+        ctx = ctx_of(request)
+        task = await domain.delete_upscale_result(ctx, owner_of(request), task_id)
+        return await upscale_status(ctx, task, public_base(request))
 
 
 def upscale_router(settings: Settings) -> Router:
@@ -167,7 +160,3 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
         idempotency_key,
         public_base(request),
     )
-
-
-async def _view(request: Request, task: Task) -> UpscaleTask:
-    return await upscale_view(ctx_of(request), task, public_base(request))

@@ -7,11 +7,11 @@ the scheme and host the client used), so they work where the submitter's own lin
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from service.api.context import authority
 from service.domain.context import Context
 from service.domain.models import Task
 from service.schemas.generation import generation_status
@@ -37,11 +37,4 @@ async def webhook_body(ctx: Context, task: Task, fallback_base: str) -> bytes:
 def webhook_base_url(settings: Settings) -> str:
     """AVATAR_PUBLIC_URL, else the address `serve` listens on (a wildcard address is named
     by this machine's host name, never 0.0.0.0)."""
-    if settings.public_url:
-        return settings.public_url
-    host = settings.host
-    if host in ("0.0.0.0", "::", ""):
-        host = socket.gethostname()
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+    return settings.public_url or f"http://{authority(settings.host, settings.port)}"

@@ -4,7 +4,7 @@ the task's webhook: `generation_status`)."""
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 
@@ -13,19 +13,11 @@ from service.domain.context import Context
 from service.domain.models import Task
 from service.domain.tasks import queue_position
 from service.schemas.common import StrictBody
-from service.schemas.tasks import (
-    WebhookView,
-    error_view,
-    position_view,
-    status_url,
-    task_times,
-    webhook_view,
-)
+from service.schemas.tasks import TaskView, error_view, task_view_fields
 
 Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=domain.MAX_PROMPT)]
 Side = Annotated[int, msgspec.Meta(ge=domain.MIN_SIDE, le=domain.MAX_SIDE)]
 Seed = Annotated[int, msgspec.Meta(ge=0, le=domain.MAX_SEED)]
-TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"]
 
 
 class GenerationWebhook(StrictBody):
@@ -56,31 +48,18 @@ class GenerationCreate(StrictBody):
         )
 
 
-class GenerationStatus(msgspec.Struct, omit_defaults=True):
-    """Optional keys are absent, not null, when they do not apply: hosted clients read a
-    present `error` as a failure."""
+class GenerationStatus(TaskView, kw_only=True):
+    """Every task's fields, then the generation's own. Optional keys are absent, not null,
+    when they do not apply: hosted clients read a present `error` as a failure."""
 
-    task_id: str
-    kind: str
-    status: TaskStatus
-    stage: str
-    progress: float
-    status_url: str
-    created_at: str
-    updated_at: str
-    started_at: str | None
-    finished_at: str | None
-    completed_at: str | None  # when it reached a final status, whichever
     prompt: str
     width: int
     height: int
     seed: int
-    queue_position: int | msgspec.UnsetType = msgspec.UNSET  # while IN_QUEUE; 1 = next
     avatar_id: str | msgspec.UnsetType = msgspec.UNSET  # once COMPLETED
     image: str | msgspec.UnsetType = msgspec.UNSET  # base64 PNG, while the avatar exists
     error: str | msgspec.UnsetType = msgspec.UNSET  # FAILED or TIMED_OUT: what went wrong
     error_code: str | msgspec.UnsetType = msgspec.UNSET
-    webhook: WebhookView | msgspec.UnsetType = msgspec.UNSET  # once a delivery was tried
 
 
 class GenerationStatusEnvelope(msgspec.Struct):
@@ -91,23 +70,15 @@ def _view(task: Task, base_url: str, position: int | None, png: bytes | None) ->
     params, unset = task.params, msgspec.UNSET
     error = error_view(task)  # the generation API shows its message as a string
     return GenerationStatus(
-        task_id=task.task_id,
-        kind=task.kind,
-        status=task.status,  # type: ignore[arg-type]
-        stage=task.stage,
-        progress=task.progress,
-        status_url=status_url(task, base_url),
-        **task_times(task),
+        **task_view_fields(task, base_url, position),
         prompt=params["prompt"],
         width=params["width"],
         height=params["height"],
         seed=params["seed"],
-        queue_position=position_view(position),
         avatar_id=(task.result or {}).get("avatar_id", unset),
         image=unset if png is None else base64.b64encode(png).decode("ascii"),
         error=unset if error is unset else error.message,
         error_code=unset if error is unset else error.code,
-        webhook=webhook_view(task),
     )
 
 

@@ -92,6 +92,11 @@ async def session_views(
     return [Session.of(s, now, base_url, names.get(s.avatar_id)) for s in sessions]
 
 
+async def session_view(ctx: Context, session: models.Session, base_url: str) -> Session:
+    [view] = await session_views(ctx, [session], base_url)
+    return view
+
+
 class SessionBox(msgspec.Struct):
     session: Session
 

@@ -12,15 +12,7 @@ from service.domain import models
 from service.domain import upscale as domain
 from service.domain.context import Context
 from service.domain.tasks import COMPLETED, queue_position
-from service.schemas.tasks import (
-    TaskErrorView,
-    WebhookView,
-    error_view,
-    position_view,
-    status_url,
-    task_times,
-    webhook_view,
-)
+from service.schemas.tasks import TaskErrorView, TaskView, error_view, task_view_fields
 
 
 class UpscaleInput(msgspec.Struct, kw_only=True):
@@ -57,29 +49,16 @@ class Billing(msgspec.Struct, kw_only=True):
 _UNSET: Any = msgspec.UNSET
 
 
-class UpscaleTask(msgspec.Struct, kw_only=True):
-    """An upscale task as its status call shows it. `queue_position` only while IN_QUEUE;
+class UpscaleTask(TaskView, kw_only=True):
+    """An upscale task as its status call shows it: every task's fields, then its own.
     `result` and `billing` only when COMPLETED (and `result` only while readable); `error`
-    only when FAILED or TIMED_OUT; `webhook` once its delivery was attempted."""
+    only when FAILED or TIMED_OUT."""
 
-    task_id: str
-    kind: str
-    status: str
-    stage: str
-    progress: float
     resolution: str
-    created_at: str
-    updated_at: str
-    started_at: str | None
-    finished_at: str | None
-    completed_at: str | None
-    status_url: str
     input: UpscaleInput
-    queue_position: int | msgspec.UnsetType = _UNSET
     result: UpscaleResult | msgspec.UnsetType = _UNSET
     billing: Billing | msgspec.UnsetType = _UNSET
     error: TaskErrorView | msgspec.UnsetType = _UNSET
-    webhook: WebhookView | msgspec.UnsetType = _UNSET
 
     @classmethod
     def of(
@@ -94,20 +73,12 @@ class UpscaleTask(msgspec.Struct, kw_only=True):
         its readable result (None when there is none to show)."""
         completed = task.status == COMPLETED and task.result is not None
         return cls(
-            task_id=task.task_id,
-            kind=task.kind,
-            status=task.status,
-            stage=task.stage,
-            progress=task.progress,
+            **task_view_fields(task, base_url, queue_position),
             resolution=task.params["resolution"],
-            **task_times(task),
-            status_url=status_url(task, base_url),
             input=_input(task.input or {}),
-            queue_position=position_view(queue_position),
             result=_result(task, base_url + file_link) if completed and file_link else _UNSET,
             billing=_billing(task) if completed else _UNSET,
             error=error_view(task),
-            webhook=webhook_view(task),
         )
 
 

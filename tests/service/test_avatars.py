@@ -81,6 +81,21 @@ def test_missing_image_and_long_name(api, alice, png_bytes):
     assert _upload(api, alice, png_bytes(), name="n" * 101).status_code == 422
 
 
+@pytest.mark.parametrize(
+    ("content", "content_type", "status", "code"),
+    [
+        (b'{"name": "Ada"}', "application/json", 415, "UNSUPPORTED_MEDIA_TYPE"),
+        (b"--b\r\nContent-Disposition: form-data; name=image\r\n\r\nab", None, 400, "BAD_REQUEST"),
+    ],
+    ids=["json", "truncated-multipart"],
+)
+def test_bodies_that_are_not_an_upload(api, alice, content, content_type, status, code):
+    headers = alice | {"Content-Type": content_type or "multipart/form-data; boundary=b"}
+    response = api.client.post("/v1/avatars", content=content, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+
+
 def test_upload_over_10_mb_is_413(api, alice):
     response = _upload(api, alice, b"\0" * (10 * 1024 * 1024 + 70_000))
     assert response.status_code == 413

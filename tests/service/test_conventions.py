@@ -226,3 +226,8 @@ def test_openapi_documents_every_endpoint_and_the_error_body(api):
     )
     assert create["security"] == [{"BearerAuth": []}]
     assert "Error" in schema["components"]["schemas"]
+    for submission in ("/v1/avatar/async_generate", "/v1/video/upscale"):
+        operation = paths[submission]["post"]
+        headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]
+        assert headers == ["Idempotency-Key"], submission
+        assert "503" in operation["responses"], submission

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+
 import pytest
 
 
@@ -186,6 +189,37 @@ def test_links_follow_the_request_host(api, alice, agent):
     )
     route = response.json()["data"]
     assert route["url"] == f"http://avatars.internal:9000/r/{route['id']}"
+
+
+@pytest.mark.parametrize(
+    ("server", "authority"),
+    [(("0.0.0.0", 8000), f"{socket.gethostname()}:8000"), (("::1", 8000), "[::1]:8000")],
+    ids=["wildcard", "ipv6"],
+)
+def test_without_a_host_header_links_name_the_address(api, alice, agent, server, authority):
+    """An HTTP/1.0 request may come without Host: links then name the address it came in on,
+    never a wildcard address, and an IPv6 one in brackets."""
+    route = api.route(alice, agent["agent_id"])
+    path = f"/v1/agent-routes/{route['id']}"
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.0", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
+        "query_string": b"", "server": server, "client": ("127.0.0.1", 40000),
+        "headers": [(b"authorization", alice["Authorization"].encode())],
+    }  # fmt: skip
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    with api.client.portal() as portal:
+        portal.call(api.client.app, scope, receive, send)
+    assert sent[0]["status"] == 200
+    body = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    assert body["data"]["url"] == f"http://{authority}/r/{route['id']}"
 
 
 def test_every_change_is_counted_and_dated(api, alice, agent):

@@ -5,10 +5,12 @@ submitted tasks wait until a test runs one in-process (`run_next`), under the te
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 
 import pytest
 
+from service.api.webhook_bodies import webhook_body
 from service.domain import task_runs as runs
 from service.domain.kinds import task_kinds
 
@@ -303,6 +305,28 @@ def test_an_idempotent_resubmit_returns_the_first_task(api, alice, bob, mp4_byte
     assert submitted(api, bob, mp4_bytes(), headers=key)["task_id"] != first["task_id"]
     api.clock.advance(24 * 3600)
     assert submitted(api, alice, mp4_bytes(), headers=key)["task_id"] != first["task_id"]
+
+
+def test_the_webhook_body_is_the_status_with_the_submissions_links(api, alice, mp4_bytes):
+    # Submitted through another host name than the one the status is read with below.
+    headers = alice | {"Host": "media.example.com"}
+    hook = {"webhook_url": "https://hooks.example.com/done"}
+    response = api.client.post(
+        f"{UPSCALE}?resolution=1080p", headers=headers, files=files(mp4_bytes()), data=hook
+    )
+    assert response.status_code == 200, response.text
+    task_id = response.json()["data"]["task_id"]
+
+    async def body() -> bytes:
+        task = await api.ctx.store.get_task(task_id)
+        return await webhook_body(api.ctx, task, "http://fallback.invalid")
+
+    with api.client.portal() as portal:
+        sent = json.loads(portal.call(body))["data"]
+    read = api.get(f"{UPSCALE}/{task_id}", alice).json()["data"]
+    assert sent.pop("status_url") == f"http://media.example.com{UPSCALE}/{task_id}"
+    assert read.pop("status_url") == f"http://testserver.local{UPSCALE}/{task_id}"
+    assert sent == read
 
 
 def test_the_queue_limit_answers_503_with_retry_after(make_api, mp4_bytes):
