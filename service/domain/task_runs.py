@@ -133,8 +133,8 @@ async def complete(ctx: Context, task: Task, kind: TaskKind, output: Any) -> boo
         usage=done.usage,
         readable_until_ms=done.readable_until_ms,
     )
-    if not saved:  # canceled meanwhile: nobody will read what was made
-        await kind.discard(ctx, (await ctx.store.get_task(task.task_id)) or task)
+    if not saved:  # canceled meanwhile (nobody will read what was made), or run again
+        await abandoned(ctx, task, kind)
     return saved
 
 
