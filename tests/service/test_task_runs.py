@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -17,6 +19,7 @@ from service.domain.kinds import task_kind, task_kinds
 from service.domain.models import Task
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
 from service.store.sqlite import SqliteStore
+from service.workers.tasks import TaskWorker
 
 # What engine.upscale reports of a finished run (only what Upscale.complete reads).
 OUTPUT = SimpleNamespace(
@@ -118,3 +121,42 @@ def test_a_run_that_lost_its_task_to_a_rerun_leaves_the_rerun_alone(tasks):
     stored, input_kept = tasks.run(scenario)
     assert (stored.status, stored.worker_id, stored.reruns) == (IN_PROGRESS, "wrk_next", 1)
     assert input_kept
+
+
+class _UntilCanceled:
+    """An upscale kind whose work runs until it is told to stop."""
+
+    name = "upscale"
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def run(self, job: task_runs.Job) -> None:
+        job.cancel.wait(10)
+        self.stopped.set()
+        raise task_runs.Stopped
+
+    async def complete(self, ctx, task, output):
+        raise AssertionError("the work never completes")
+
+    async def discard(self, ctx, task) -> None:
+        return None
+
+
+def test_a_failure_while_watching_a_run_stops_its_work(tasks, monkeypatch):
+    """A store that fails mid-run must not leave the work running beside the next claim."""
+    kind = _UntilCanceled()
+    worker = TaskWorker(tasks.ctx, {"upscale": kind})
+
+    async def broken(task_id: str) -> Task:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    async def scenario() -> bool:
+        await tasks.upscale()
+        running = await task_runs.claim(tasks.ctx, "wrk_a")
+        monkeypatch.setattr(tasks.ctx.store, "get_task", broken)
+        with pytest.raises(sqlite3.OperationalError):
+            await worker._run(running, asyncio.Event())
+        return kind.stopped.is_set()
+
+    assert tasks.run(scenario)
