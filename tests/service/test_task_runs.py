@@ -18,6 +18,7 @@ from service.domain.ids import new_id
 from service.domain.kinds import task_kind, task_kinds
 from service.domain.models import Task
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
+from service.domain.upscale import delete_result
 from service.store.sqlite import SqliteStore
 from service.workers.tasks import TaskWorker
 
@@ -141,6 +142,27 @@ class _UntilCanceled:
 
     async def discard(self, ctx, task) -> None:
         return None
+
+
+def test_a_run_cut_short_by_a_crash_leaves_no_partial_output(tasks):
+    """The engine writes a result under a temporary name beside it; a worker killed mid-run
+    leaves that file, which must go with the result."""
+    kind = task_kind("upscale")
+
+    async def scenario() -> list[str]:
+        queued = await tasks.upscale()
+        crashed = await task_runs.claim(tasks.ctx, "wrk_killed")
+        folder = tasks.ctx.settings.data_dir / "results" / crashed.task_id
+        folder.mkdir(parents=True)
+        (folder / ".output.mp4.0123456789ab.part").write_bytes(b"half a video")
+        await tasks.lapse()
+        rerun = await task_runs.claim(tasks.ctx, "wrk_next")
+        await tasks.ctx.files.put(result_key(rerun.task_id), b"the whole video")
+        assert await task_runs.complete(tasks.ctx, rerun, kind, OUTPUT)
+        await delete_result(tasks.ctx, await tasks.ctx.store.get_task(queued.task_id))
+        return sorted(p.name for p in folder.parent.iterdir())
+
+    assert tasks.run(scenario) == []
 
 
 def test_a_failure_while_watching_a_run_stops_its_work(tasks, monkeypatch):
