@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 
 import pytest
 
 from service.domain.models import Agent, Owner, Route
+from service.runtime import SIGNING_KEY_FILE, open_context
+from service.settings import load_settings
 from service.store.sqlite import SqliteStore, connection
 from service.store.sqlite.connection import _migrations
 
@@ -181,3 +184,21 @@ def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
             await store.close()
 
     run(check())
+
+
+def test_a_context_that_cannot_be_opened_closes_its_store(tmp_path):
+    """An unreadable signing key fails the opening after the store was opened: the store's
+    writer thread must not outlive the failure."""
+    (tmp_path / SIGNING_KEY_FILE).mkdir(parents=True)  # where the key file should be
+
+    def writers() -> int:
+        return sum(thread.name == "sqlite-writer" for thread in threading.enumerate())
+
+    async def open_it() -> None:
+        async with open_context(load_settings({}, data_dir=tmp_path)):
+            pass
+
+    before = writers()
+    with pytest.raises(OSError):
+        run(open_it())
+    assert writers() == before
