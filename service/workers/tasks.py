@@ -15,7 +15,6 @@ from service.domain.context import Context
 from service.domain.kinds import task_kinds
 from service.domain.models import Task, TaskError
 from service.domain.task_runs import Job, Stopped, TaskFailed, TaskKind
-from service.domain.tasks import IN_PROGRESS
 from service.runtime import open_context
 from service.settings import Settings
 from service.workers.supervisor import run_until_terminated
@@ -88,8 +87,7 @@ class TaskWorker:
             return "stopping"
         if self._ctx.clock.now_ms() >= deadline_ms:
             return "timed_out"
-        current = await self._ctx.store.get_task(task.task_id)
-        if current is None or current.status != IN_PROGRESS or current.worker_id != task.worker_id:
+        if not runs.still_running(await self._ctx.store.get_task(task.task_id), task.worker_id):
             return "lost"
         return None
 
