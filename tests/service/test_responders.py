@@ -257,6 +257,15 @@ def test_an_endless_line_is_refused(monkeypatch):
         asyncio.run(events_of([b"data: " + b"x" * 60, b"x" * 60]))
 
 
+@pytest.mark.parametrize("line", [b"data: xxxxxxxxx\n", b"data:\n"])
+def test_an_endless_event_is_refused(monkeypatch, line):
+    """Data lines with no empty line between them are one event, however short each is."""
+    monkeypatch.setattr("service.responders.sse.MAX_EVENT_CHARS", 100)
+    assert asyncio.run(events_of([line * 5, b"\n"])) == ["\n".join([line[6:-1].decode()] * 5)]
+    with pytest.raises(Fault, match="event longer than 100"):
+        asyncio.run(events_of([line] * 101))
+
+
 async def events_of(chunks: list[bytes]) -> list[str]:
     async def source() -> AsyncIterator[bytes]:
         for chunk in chunks:
