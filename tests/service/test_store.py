@@ -202,3 +202,33 @@ def test_a_context_that_cannot_be_opened_closes_its_store(tmp_path):
     with pytest.raises(OSError):
         run(open_it())
     assert writers() == before
+
+
+def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    older = [m for m in _migrations() if m[1] < "0006"]
+    monkeypatch.setattr(connection, "_migrations", lambda: older)
+    conn = connection.connect(path)
+    connection.migrate(conn, 0)
+    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    for task_id, created in (("tsk_late", 20), ("tsk_early", 10)):
+        conn.execute(
+            "INSERT INTO tasks (task_id, owner_id, kind, status, stage, version, progress,"
+            " params, created_ms, updated_ms, queued_ms, reruns)"
+            " VALUES (?, 'own_1', 'upscale', 'IN_QUEUE', 'queued', 1, 0, '{}', ?, ?, ?, 0)",
+            (task_id, created, created, created),
+        )
+    conn.close()
+    monkeypatch.undo()
+
+    async def check():
+        store = SqliteStore(path, 0)
+        try:
+            late = await store.get_task("tsk_late")
+            assert (late.created_ms, await store.queue_position(late)) == (20, 2)
+            claimed = await store.claim_task("wrk_1", 100, lambda task: task)
+            assert claimed.task_id == "tsk_early"
+        finally:
+            await store.close()
+
+    run(check())

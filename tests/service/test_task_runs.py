@@ -82,6 +82,23 @@ def test_a_task_is_claimed_by_one_worker_of_many(tasks, tmp_path):
     assert len(claimed) == len(set(claimed)) == 4
 
 
+def test_a_run_put_back_keeps_its_place_in_the_queue(tasks):
+    """Its worker got SIGTERM: the task runs again before those submitted after it."""
+    kind = task_kind("upscale")
+
+    async def scenario() -> tuple[str, str, str]:
+        first = await tasks.upscale()
+        tasks.api.clock.advance(1)
+        await tasks.upscale()
+        running = await task_runs.claim(tasks.ctx, "wrk_stopping")
+        assert await task_runs.put_back(tasks.ctx, running, kind)
+        again = await task_runs.claim(tasks.ctx, "wrk_next")
+        return first.task_id, running.task_id, again.task_id
+
+    first, running, again = tasks.run(scenario)
+    assert first == running == again
+
+
 def test_a_canceled_run_keeps_the_cancel_and_leaves_nothing(tasks):
     kind = task_kind("upscale")
 
