@@ -156,13 +156,20 @@ def test_route_changes_keep_their_times_in_order(tmp_path):
     run(scenario())
 
 
+def database_before(path, migration: str, monkeypatch) -> sqlite3.Connection:
+    """A database at `path` with the migrations before `migration` applied and an owner."""
+    older = [m for m in _migrations() if m[1] < migration]
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "_migrations", lambda: older)
+        conn = connection.connect(path)
+        connection.migrate(conn, 0)
+    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    return conn
+
+
 def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
     path = tmp_path / "db.sqlite"
-    older = [m for m in _migrations() if m[1] < "0004"]
-    monkeypatch.setattr(connection, "_migrations", lambda: older)
-    conn = connection.connect(path)
-    connection.migrate(conn, 0)
-    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    conn = database_before(path, "0004", monkeypatch)
     conn.execute(
         "INSERT INTO agents (agent_id, owner_id, name, model, created_ms, updated_ms)"
         " VALUES ('agt_1', 'own_1', 'A', 'metis-2.5', 0, 0)"
@@ -172,7 +179,6 @@ def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
         " VALUES ('rt_old', 'own_1', 'agt_1', 10, 20), ('rt_live', 'own_1', 'agt_1', 30, NULL)"
     )
     conn.close()
-    monkeypatch.undo()
 
     async def check():
         store = SqliteStore(path, 0)
@@ -206,11 +212,7 @@ def test_a_context_that_cannot_be_opened_closes_its_store(tmp_path):
 
 def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monkeypatch):
     path = tmp_path / "db.sqlite"
-    older = [m for m in _migrations() if m[1] < "0006"]
-    monkeypatch.setattr(connection, "_migrations", lambda: older)
-    conn = connection.connect(path)
-    connection.migrate(conn, 0)
-    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    conn = database_before(path, "0006", monkeypatch)
     for task_id, created in (("tsk_late", 20), ("tsk_early", 10)):
         conn.execute(
             "INSERT INTO tasks (task_id, owner_id, kind, status, stage, version, progress,"
@@ -219,7 +221,6 @@ def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monke
             (task_id, created, created, created),
         )
     conn.close()
-    monkeypatch.undo()
 
     async def check():
         store = SqliteStore(path, 0)
