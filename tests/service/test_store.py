@@ -12,7 +12,7 @@ import pytest
 from service.domain.models import Agent, Owner, Route
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
-from service.store.sqlite import SqliteStore, connection
+from service.store.sqlite import SqliteStore, connection, writer
 from service.store.sqlite.connection import _migrations
 
 
@@ -233,3 +233,24 @@ def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monke
             await store.close()
 
     run(check())
+
+
+def test_writes_fail_rather_than_wait_when_the_writer_thread_is_gone(tmp_path, monkeypatch):
+    """The writer thread cannot open its connection (say, no file descriptor is left): every
+    write says so at once instead of waiting for ever."""
+
+    def unable(path):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(writer, "connect", unable)
+
+    async def scenario() -> None:
+        gone = writer.Writer(tmp_path / "db.sqlite")
+        try:
+            for _ in range(3):
+                with pytest.raises(sqlite3.OperationalError, match="writer stopped"):
+                    await asyncio.wait_for(gone.run(lambda conn: None), 5)
+        finally:
+            gone.close()
+
+    run(scenario())
