@@ -8,7 +8,7 @@ import os
 import secrets
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 from service.clock import Clock, SystemClock
@@ -50,20 +50,20 @@ def _read_key(path: Path) -> bytes:
 @asynccontextmanager
 async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Context]:
     """The context of one process; on exit its background work is drained and the store
-    closed. Raises OSError or sqlite3.Error when the data dir cannot be opened."""
+    closed (also when a later part cannot be made). Raises OSError or sqlite3.Error when the
+    data dir cannot be opened."""
     clock = clock or SystemClock()
-    store = SqliteStore(settings.database_path, clock.now_ms())
-    ctx = Context(
-        settings=settings,
-        store=store,
-        files=LocalFileStore(settings.data_dir),
-        clock=clock,
-        signing_key=signing_key(settings),
-        responders=Responders(settings),
-    )
-    try:
+    async with AsyncExitStack() as closing:
+        store = SqliteStore(settings.database_path, clock.now_ms())
+        closing.push_async_callback(store.close)
+        ctx = Context(
+            settings=settings,
+            store=store,
+            files=LocalFileStore(settings.data_dir),
+            clock=clock,
+            signing_key=signing_key(settings),
+            responders=Responders(settings),
+        )
+        closing.push_async_callback(ctx.responders.aclose)
+        closing.push_async_callback(ctx.drain)
         yield ctx
-    finally:
-        await ctx.drain()
-        await ctx.responders.aclose()
-        await store.close()

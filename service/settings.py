@@ -4,6 +4,7 @@ a line of help; it is read from `AVATAR_<NAME>` and, for the few marked `flag`, 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
@@ -51,39 +52,29 @@ def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
-    allowed = "a number of seconds >= 0" if zero_ok else "a number of seconds > 0"
+def _number(
+    low: float, high: float = math.inf, *, above: bool = False, unit: str = "a number"
+) -> Callable[[str], float]:
+    """A finite number from `low` (excluded when `above`) to `high`."""
+    if high < math.inf:
+        allowed = f"{unit} from {low:g} to {high:g}"
+    else:
+        allowed = f"{unit} {'>' if above else '>='} {low:g}"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise ValueError(f"must be {allowed}") from None
-        if not 0 <= value < float("inf") or (value == 0 and not zero_ok):
+        if not math.isfinite(value) or not low <= value <= high or (above and value == low):
             raise ValueError(f"must be {allowed}")
         return value
 
     return parse
 
 
-def _positive_number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise ValueError("must be a number > 0")
-    return value
-
-
-def _crf(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value <= 51:
-        raise ValueError("must be a number from 0 to 51")
-    return value
+def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
+    return _number(0, above=not zero_ok, unit="a number of seconds")
 
 
 def _flag(text: str) -> bool:
@@ -177,7 +168,9 @@ class Settings:
     # API limits.
     rate_limit: float = field(
         default=200.0,
-        metadata=_option(_positive_number, "requests per second per API key (burst: twice that)"),
+        metadata=_option(
+            _number(0, above=True), "requests per second per API key (burst: twice that)"
+        ),
     )
     # Read by the task system: queue, uploads, timeouts, results and their signed links.
     queue_limit: int = field(
@@ -213,7 +206,9 @@ class Settings:
     x264_preset: Preset = field(
         default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
     )
-    x264_crf: float = field(default=18.0, metadata=_option(_crf, "x264 CRF of upscales, 0 to 51"))
+    x264_crf: float = field(
+        default=18.0, metadata=_option(_number(0, 51), "x264 CRF of upscales, 0 to 51")
+    )
     filter: Filter = field(
         default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")
     )
@@ -261,7 +256,10 @@ class Settings:
     )
     sweep_interval_s: float = field(
         default=1.0,
-        metadata=_option(_seconds(zero_ok=False), "how often ended sessions are closed"),
+        metadata=_option(
+            _seconds(zero_ok=False),
+            "how often the sweeper closes what ended (sessions, lost runs and conversations)",
+        ),
     )
 
     @property

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sqlite3
 import sys
@@ -119,12 +118,12 @@ def _export(settings: Settings) -> None:
 
 def _supervise(settings: Settings) -> None:
     from service.workers.http import run_http
-    from service.workers.supervisor import Role, Supervisor
+    from service.workers.supervisor import Role, Supervisor, configure_logging
     from service.workers.sweeper import run_sweeper
     from service.workers.tasks import run_task_worker
     from service.workers.webhooks import run_webhook_sender
 
-    logging.basicConfig(level=logging.INFO, format="[%(levelname)s] %(name)s: %(message)s")
+    configure_logging()
     roles = [
         Role("avatar-http", run_http, (settings,)),
         Role("avatar-sweeper", run_sweeper, (settings,)),

@@ -171,8 +171,10 @@ def _usage(conversation: Conversation, ended_ms: int) -> UsageRecord | None:
     )  # fmt: skip
 
 
-async def close(ctx: Context, conversation: Conversation, reason: str, ended_ms: int | None = None):
-    """End the conversation (once) and record its usage."""
+async def close(
+    ctx: Context, conversation: Conversation, reason: str, ended_ms: int | None = None
+) -> bool:
+    """End the conversation and record its usage; False when it had ended already."""
     ended_ms = ctx.clock.now_ms() if ended_ms is None else ended_ms
     usage = _usage(conversation, ended_ms)
     return await ctx.store.close_conversation(conversation, ended_ms, reason, usage)

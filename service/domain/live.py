@@ -37,7 +37,13 @@ class LiveConversations:
         """Call `on_end(reason)` once when `live` must end (at once if it must already)."""
         watched = _Watched(live, on_end)
         self._open[live.conversation_id] = watched
-        await self._check(watched)
+        try:
+            await self._check(watched)
+        except BaseException:
+            # Unwatched, it is not stamped alive either: the sweeper closes it should its
+            # socket never do so.
+            self.forget(live)
+            raise
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -67,15 +73,22 @@ class LiveConversations:
         while True:
             await asyncio.sleep(TICK_S)
             try:
-                current = self._ctx.store.live_mark()
-                changed, mark = current != mark, current
+                mark = await self._check_changed(mark)
                 now = self._ctx.clock.now_ms()
-                for watched in list(self._open.values()):
-                    due = watched.deadline_ms is not None and now >= watched.deadline_ms
-                    if changed or due:
-                        await self._check(watched)
                 if now - stamped >= KEEP_ALIVE_MS:
                     stamped = now
                     await self._ctx.store.keep_alive(list(self._open), now)
             except Exception:  # the watch must outlive a failed pass; the next one retries
                 log.exception("watching live conversations failed")
+
+    async def _check_changed(self, mark: bytes | None) -> bytes:
+        """Check every conversation when the live mark moved past `mark`, and those due by
+        the clock; the mark they were all checked against (a pass that fails keeps the old
+        mark, so the next one checks them all again)."""
+        current = self._ctx.store.live_mark()
+        now = self._ctx.clock.now_ms()
+        for watched in list(self._open.values()):
+            due = watched.deadline_ms is not None and now >= watched.deadline_ms
+            if current != mark or due:
+                await self._check(watched)
+        return current

@@ -177,7 +177,8 @@ class WebhookOutcome(msgspec.Struct, frozen=True):
 class Task(msgspec.Struct, frozen=True):
     """An asynchronous job. `version` grows with every write, so a write made from a stale
     read is refused (see `TaskStore.save_task`); `params` is the kind's request, `input` what
-    was learned about its input, `result` what it produced."""
+    was learned about its input, `result` what it produced. Its place in the queue is its
+    submission (`created_ms`): a run put back keeps it."""
 
     task_id: str
     owner_id: str
@@ -186,7 +187,6 @@ class Task(msgspec.Struct, frozen=True):
     stage: str
     created_ms: int
     updated_ms: int
-    queued_ms: int  # its place in the queue: submission, or the time it was put back
     params: dict[str, Any]
     version: int = 1
     progress: float = 0.0

@@ -16,9 +16,9 @@ from service.domain.context import Context
 from service.domain.files import FileStore
 from service.domain.models import Task, TaskError, UsageRecord
 from service.domain.tasks import (
-    CANCELED,
     COMPLETED,
     FAILED,
+    FINAL,
     IN_PROGRESS,
     IN_QUEUE,
     MAX_RERUNS,
@@ -54,8 +54,12 @@ class Job:
     settings: Settings
     files: FileStore
     cancel: threading.Event = field(default_factory=threading.Event)
-    stage: str = "validating"
-    progress: float = 0.0
+    stage: str = field(init=False)
+    progress: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The run starts where its claim put the task (`tasks.move` knows the first stage).
+        self.stage, self.progress = self.task.stage, self.task.progress
 
     def report(self, stage: str, progress: float) -> None:
         """Note how far the work is; the heartbeat writes it (so this is cheap to call often)."""
@@ -86,6 +90,13 @@ class TaskKind(Protocol):
         ...
 
 
+def still_running(current: Task | None, worker_id: str | None) -> bool:
+    """Whether `current` (the task as stored now) is still the run of `worker_id`; when it
+    is not (canceled, or put back and perhaps claimed again), the run must stop and write
+    nothing more."""
+    return current is not None and current.status == IN_PROGRESS and current.worker_id == worker_id
+
+
 async def claim(ctx: Context, worker_id: str) -> Task | None:
     now = ctx.clock.now_ms()
     return await ctx.store.claim_task(
@@ -107,7 +118,7 @@ async def heartbeat(ctx: Context, task: Task, job: Job) -> Task | None:
         if await ctx.store.save_task(renewed, task.version):
             return renewed
         task = await ctx.store.get_task(task.task_id)
-        if task is None or task.status != IN_PROGRESS or task.worker_id != job.task.worker_id:
+        if not still_running(task, job.task.worker_id):
             return None
 
 
@@ -133,8 +144,8 @@ async def complete(ctx: Context, task: Task, kind: TaskKind, output: Any) -> boo
         usage=done.usage,
         readable_until_ms=done.readable_until_ms,
     )
-    if not saved:  # canceled meanwhile: nobody will read what was made
-        await kind.discard(ctx, (await ctx.store.get_task(task.task_id)) or task)
+    if not saved:  # canceled meanwhile (nobody will read what was made), or run again
+        await abandoned(ctx, task, kind)
     return saved
 
 
@@ -156,7 +167,7 @@ async def put_back(ctx: Context, task: Task, kind: TaskKind) -> bool:
 async def abandoned(ctx: Context, task: Task, kind: TaskKind) -> None:
     """After the task was changed by someone else: clean up if that made it final."""
     current = await ctx.store.get_task(task.task_id)
-    if current is not None and current.status in (CANCELED, FAILED, TIMED_OUT, COMPLETED):
+    if current is not None and current.status in FINAL:
         await kind.discard(ctx, current)
 
 

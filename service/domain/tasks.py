@@ -100,7 +100,6 @@ def new_task(
         stage=_STAGES[IN_QUEUE],
         created_ms=now_ms,
         updated_ms=now_ms,
-        queued_ms=now_ms,
         params=params,
         webhook=webhook,
         **fields,

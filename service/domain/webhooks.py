@@ -66,9 +66,15 @@ class TargetRefused(DeliveryFailed):
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
+def is_public_address(text: str) -> bool:
+    """A globally routable unicast address: the one rule for every target an owner chooses
+    (webhooks, custom agent endpoints). An IPv6 address that carries an IPv4 one (mapped,
+    6to4, Teredo, NAT64) is as public as that one."""
+    return _public(ipaddress.ip_address(text))
+
+
 def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     if address.version == 6:
-        # An IPv6 address that tunnels to an IPv4 one is as public as that one.
         embedded = address.ipv4_mapped or address.sixtofour or (address.teredo or (None,))[-1]
         if embedded is None and address in _NAT64:
             embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
@@ -87,7 +93,7 @@ def check_addresses(host: str, addresses: Iterable[str], *, allow_private: bool)
     if allow_private:
         return
     for text in addresses:
-        if not _public(ipaddress.ip_address(text)):
+        if not is_public_address(text):
             raise TargetRefused(
                 f"Refused: {host} resolves to {text}, which is not a public address."
             )

@@ -7,13 +7,14 @@ against the host name of the URL."""
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Iterable
 
 import anyio
 import httpcore
 import httpx
+
+from service.domain.webhooks import is_public_address
 
 # Each conversation has at most one reply in flight, so open conversations bound the number of
 # connections; a pool limit would only make busy moments fail with a pool timeout.
@@ -22,14 +23,6 @@ LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=20, keepal
 
 class AddressRefused(Exception):
     """The host resolves to an address that may not be called (the message says which)."""
-
-
-def is_public(address: str) -> bool:
-    """A globally routable unicast address (an IPv4-mapped IPv6 address counts as its IPv4)."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
 
 
 async def resolve(host: str, port: int) -> list[str]:
@@ -41,7 +34,7 @@ async def resolve(host: str, port: int) -> list[str]:
 async def checked_addresses(host: str, port: int, *, allow_private: bool) -> list[str]:
     addresses = await resolve(host, port)
     if not allow_private:
-        refused = [address for address in addresses if not is_public(address)]
+        refused = [address for address in addresses if not is_public_address(address)]
         if refused:
             raise AddressRefused(f"{host} resolves to non-public {', '.join(refused)}")
     return addresses

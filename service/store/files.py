@@ -5,6 +5,7 @@ reader never sees half a file."""
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
@@ -80,6 +81,10 @@ class LocalFileStore:
             return
         path = self._path(key)
         path.unlink(missing_ok=True)
+        # Partial writes of the blob go with it: those of a writer that died before it could
+        # remove its own (the video engine writes beside its target the same way).
+        for partial in path.parent.glob(_temporary_pattern(path)):
+            partial.unlink(missing_ok=True)
         if path.parent != self._root / key.split("/")[0]:
             # A per-task folder (results/<task>/...) goes with its last file.
             with suppress(OSError):
@@ -116,6 +121,11 @@ class LocalFileStore:
 
 def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+
+
+def _temporary_pattern(path: Path) -> str:
+    """A glob matching every `_temporary` name of `path`."""
+    return f".{glob.escape(path.name)}.*.part"
 
 
 def _write_file(path: Path, data: bytes) -> None:

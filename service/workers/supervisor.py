@@ -64,12 +64,19 @@ def die_with_parent() -> None:
         return
 
 
+def configure_logging() -> None:
+    """INFO and above to stderr, one line each: in the supervisor and in every child (a child
+    started by `spawn` begins with no logging set up, and would drop its INFO lines)."""
+    logging.basicConfig(level=logging.INFO, format="[%(levelname)s] %(name)s: %(message)s")
+
+
 def _child_main(role: Role, parent_pid: int) -> None:
     die_with_parent()
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         return
     # Ctrl-C reaches the whole process group; the supervisor decides when children stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    configure_logging()
     role.target(*role.args)
 
 

@@ -15,7 +15,6 @@ from service.domain.context import Context
 from service.domain.kinds import task_kinds
 from service.domain.models import Task, TaskError
 from service.domain.task_runs import Job, Stopped, TaskFailed, TaskKind
-from service.domain.tasks import IN_PROGRESS
 from service.runtime import open_context
 from service.settings import Settings
 from service.workers.supervisor import run_until_terminated
@@ -49,20 +48,38 @@ class TaskWorker:
         kind = self._kinds[task.kind]
         job = Job(task, self._ctx.settings, self._ctx.files)
         work = asyncio.ensure_future(asyncio.to_thread(kind.run, job))
+        try:
+            task, reason = await self._follow(task, job, work, stop)
+        except BaseException:
+            # Work left running unwatched would run beside the next claim and could publish
+            # a result for a task run again elsewhere: stop it (its lease lapses, and the
+            # sweeper puts the task back).
+            job.cancel.set()
+            with contextlib.suppress(BaseException):
+                await work
+            raise
+        if reason is not None:
+            job.cancel.set()
+        await self._end(task, kind, work, reason)
+
+    async def _follow(
+        self, task: Task, job: Job, work: asyncio.Future, stop: asyncio.Event
+    ) -> tuple[Task, str | None]:
+        """Watch the run, renewing its lease, until its work is done or it must stop; the
+        task as last saved, and why it must stop (None when the work finished)."""
         deadline_ms = task.started_ms + round(self._ctx.settings.task_timeout_s * 1000)
-        reason, beat = None, asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        reason, beat = None, loop.time()
         while reason is None and not work.done():
             await asyncio.wait({work}, timeout=WATCH_S)
             if work.done():
                 break
             reason = await self._watch(task, stop, deadline_ms)
-            if reason is None and asyncio.get_running_loop().time() - beat >= runs.HEARTBEAT_S:
-                beat = asyncio.get_running_loop().time()
+            if reason is None and loop.time() - beat >= runs.HEARTBEAT_S:
+                beat = loop.time()
                 renewed = await runs.heartbeat(self._ctx, task, job)
                 task, reason = (renewed, None) if renewed else (task, "lost")
-        if reason is not None:
-            job.cancel.set()
-        await self._end(task, kind, work, reason)
+        return task, reason
 
     async def _watch(self, task: Task, stop: asyncio.Event, deadline_ms: int) -> str | None:
         """Why the run must stop now, if it must."""
@@ -70,8 +87,7 @@ class TaskWorker:
             return "stopping"
         if self._ctx.clock.now_ms() >= deadline_ms:
             return "timed_out"
-        current = await self._ctx.store.get_task(task.task_id)
-        if current is None or current.status != IN_PROGRESS or current.worker_id != task.worker_id:
+        if not runs.still_running(await self._ctx.store.get_task(task.task_id), task.worker_id):
             return "lost"
         return None
 

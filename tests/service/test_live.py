@@ -3,9 +3,17 @@ ending on revoke, expiry and session stop, session warm-up and tokens, and what 
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+from types import SimpleNamespace
+
 import pytest
 from litestar.exceptions import WebSocketDisconnect
 
+from service.clock import ManualClock
+from service.domain import live as live_watch
+from service.domain.conversations import Live, Setup
+from service.domain.models import Conversation
 from service.domain.sessions import session_token, sweep
 
 
@@ -248,3 +256,88 @@ def _session(api, auth, sid) -> dict:
 def run_sweep(api) -> None:
     with api.client.portal() as portal:
         portal.call(sweep, api.ctx)
+
+
+# The watch itself, over a store whose reads can fail
+
+
+class _FlakyRoutes:
+    """What the watch reads: the live mark, each route's reason to end, and reads of the
+    routes named in `failing` that fail once (a locked or broken database)."""
+
+    def __init__(self) -> None:
+        self.mark = b"0"
+        self.reasons: dict[str, str] = {}
+        self.failing: set[str] = set()
+        self.stamped: asyncio.Queue[list[str]] = asyncio.Queue()
+
+    def live_mark(self) -> bytes:
+        return self.mark
+
+    async def keep_alive(self, conversation_ids: list[str], now_ms: int) -> None:
+        self.stamped.put_nowait(sorted(conversation_ids))
+
+    async def watch_state(self, ctx, setup: Setup) -> tuple[str, None]:
+        if setup.route_id in self.failing:
+            self.failing.discard(setup.route_id)
+            raise sqlite3.OperationalError("database is locked")
+        return self.reasons.get(setup.route_id, ""), None
+
+
+def _live(route_id: str) -> Live:
+    setup = Setup("own_1", route_id, None, None, None, None, None, None)
+    return Live(Conversation(f"cnv_{route_id}", "own_1", 0, 0, route_id), setup)
+
+
+@pytest.fixture
+def routes(monkeypatch) -> _FlakyRoutes:
+    routes = _FlakyRoutes()
+    monkeypatch.setattr(live_watch, "watch_state", routes.watch_state)
+    return routes
+
+
+def test_a_failed_pass_of_the_watch_is_checked_again(routes):
+    async def scenario() -> dict[str, str]:
+        clock = ManualClock()
+        watch = live_watch.LiveConversations(SimpleNamespace(store=routes, clock=clock))
+        ended: dict[str, str] = {}
+        both = asyncio.Event()
+
+        def on_end(route_id: str):
+            def end(reason: str) -> None:
+                ended[route_id] = reason
+                if len(ended) == 2:
+                    both.set()
+
+            return end
+
+        for route_id in ("rt_a", "rt_b"):
+            await watch.watch(_live(route_id), on_end(route_id))
+        routes.reasons = {"rt_a": "revoked", "rt_b": "revoked"}
+        routes.failing = {"rt_a"}  # the pass after the change fails at its first check
+        routes.mark = b"1"
+        try:
+            await asyncio.wait_for(both.wait(), 5)
+        finally:
+            await watch.stop("closed")
+        return ended
+
+    assert asyncio.run(scenario()) == {"rt_a": "revoked", "rt_b": "revoked"}
+
+
+def test_a_conversation_whose_watch_failed_to_start_is_not_kept_alive(routes):
+    async def scenario() -> list[str]:
+        clock = ManualClock()
+        watch = live_watch.LiveConversations(SimpleNamespace(store=routes, clock=clock))
+        await watch.watch(_live("rt_a"), lambda reason: None)
+        await asyncio.sleep(0)  # one turn of the loop: the watch starts, and its clock with it
+        routes.failing = {"rt_b"}
+        with pytest.raises(sqlite3.OperationalError):
+            await watch.watch(_live("rt_b"), lambda reason: None)
+        clock.advance(live_watch.KEEP_ALIVE_MS / 1000)
+        try:
+            return await asyncio.wait_for(routes.stamped.get(), 5)
+        finally:
+            await watch.stop("closed")
+
+    assert asyncio.run(scenario()) == ["cnv_rt_a"]

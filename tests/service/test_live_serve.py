@@ -5,10 +5,12 @@ conversation open (or unbilled) after its restart."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -45,10 +47,35 @@ async def _open(url: str, count: int) -> list:
     return sockets
 
 
-def _workers_serving(base: str, auth: dict, route_id: str) -> None:
-    """Both HTTP workers have served (and so opened their stores) before the test acts."""
-    for _ in range(20):
-        httpx.get(f"{base}/v1/agent-routes/{route_id}", headers=auth, timeout=5)
+async def _open_on_every_worker(server, url: str, count: int, workers: int = 2) -> list:
+    """At least `count` sockets, held by `workers` different processes of `serve` (the kernel
+    spreads connections over the workers by a hash: a few more may be needed)."""
+    sockets = await _open(url, count)
+    while len(_holders(server, sockets)) < workers:
+        assert len(sockets) < 64, "every socket landed on one HTTP worker"
+        sockets += await _open(url, 1)
+    return sockets
+
+
+def _holders(server, sockets: list) -> set[int]:
+    """The pids of serve's processes that hold the server side of `sockets` (from /proc: the
+    connections from their client ports to the server's port, and whose descriptors they
+    are)."""
+    client_ports = {ws.transport.get_extra_info("sockname")[1] for ws in sockets}
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, remote, inode = (row.split()[n] for n in (1, 2, 9))
+            ports = (int(local.rsplit(":")[1], 16), int(remote.rsplit(":")[1], 16))
+            if ports[0] == server.port and ports[1] in client_ports:
+                inodes.add(f"socket:[{inode}]")
+    holders = set()
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):  # not a process, or gone meanwhile
+            ours = os.getpgid(int(proc.name)) == server.process.pid
+            if ours and inodes & {os.readlink(fd) for fd in (proc / "fd").iterdir()}:
+                holders.add(int(proc.name))
+    return holders
 
 
 @pytest.fixture
@@ -64,19 +91,20 @@ def _route(client: httpx.Client, **body) -> dict:
 def test_revoke_ends_sockets_on_every_worker(server, poll):
     with httpx.Client(base_url=server.base, headers=server.auth, timeout=10) as client:
         route = _route(client)
-        _workers_serving(server.base, server.auth, route["id"])
 
         async def scenario():
-            sockets = await _open(f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws", SOCKETS)
+            url = f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws"
+            sockets = await _open_on_every_worker(server, url, SOCKETS)
             started = time.monotonic()
             client.post(f"/v1/agent-routes/{route['id']}/revoke")
             return await asyncio.gather(*(_ended_after(ws, started) for ws in sockets))
 
-        for frame, took in asyncio.run(scenario()):
+        ended = asyncio.run(scenario())
+        for frame, took in ended:
             assert frame == {"type": "state", "state": "ended", "reason": "revoked"}
             assert took < END_WITHIN_S
         # Each worker records its conversations' usage as it closes them.
-        items = poll(lambda: _items_once(client, SOCKETS))
+        items = poll(lambda: _items_once(client, len(ended)))
         assert {item["kind"] for item in items} == {"route_conversation"}
 
 
@@ -97,7 +125,9 @@ def test_expiry_and_session_stop_end_sockets(server, png_bytes):
 
         async def scenario():
             routed = await _open(f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws", 2)
-            in_session = await _open(f"ws://127.0.0.1:{server.port}/i/{sid}/ws", 2)
+            in_session = await _open_on_every_worker(
+                server, f"ws://127.0.0.1:{server.port}/i/{sid}/ws", 2
+            )
             expired = asyncio.gather(*(_ended_after(ws, time.monotonic()) for ws in routed))
             started = time.monotonic()
             client.post("/v1/interactive/stop_sessions", json={"session_ids": [sid]})
@@ -106,7 +136,7 @@ def test_expiry_and_session_stop_end_sockets(server, png_bytes):
 
         expired, stopped = asyncio.run(scenario())
         assert {frame["reason"] for frame, _ in expired} == {"expired"}
-        assert [frame["reason"] for frame, _ in stopped] == ["session_api"] * 2
+        assert {frame["reason"] for frame, _ in stopped} == {"session_api"}
         assert all(took < END_WITHIN_S for _, took in stopped)
 
 

@@ -48,6 +48,11 @@ def test_environment_and_overrides():
         ("AVATAR_HTTP_WORKERS", "0"),
         ("AVATAR_RATE_LIMIT", "-1"),
         ("AVATAR_RATE_LIMIT", "nan"),
+        ("AVATAR_RATE_LIMIT", "0"),
+        ("AVATAR_X264_CRF", "51.5"),
+        ("AVATAR_X264_CRF", "nan"),
+        ("AVATAR_TASK_TIMEOUT_S", "inf"),
+        ("AVATAR_SESSION_WARMUP_S", "-1"),
         ("AVATAR_PUBLIC_URL", "example.com"),
         ("AVATAR_MODELS", " , "),
         ("AVATAR_WEBHOOK_ALLOW_PRIVATE", "maybe"),
@@ -57,3 +62,12 @@ def test_environment_and_overrides():
 def test_bad_values_name_the_variable(name, value):
     with pytest.raises(SettingsError, match=name):
         load_settings({name: value})
+
+
+def test_number_limits_are_inclusive_where_they_say_so():
+    settings = load_settings(
+        {"AVATAR_X264_CRF": "51", "AVATAR_SESSION_WARMUP_S": "0", "AVATAR_RATE_LIMIT": "0.5"}
+    )
+    assert (settings.x264_crf, settings.session_warmup_s, settings.rate_limit) == (51, 0, 0.5)
+    with pytest.raises(SettingsError, match="must be a number from 0 to 51"):
+        load_settings({"AVATAR_X264_CRF": "-1"})

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 
 import pytest
 
 from service.domain.models import Agent, Owner, Route
-from service.store.sqlite import SqliteStore, connection
+from service.runtime import SIGNING_KEY_FILE, open_context
+from service.settings import load_settings
+from service.store.sqlite import SqliteStore, connection, writer
 from service.store.sqlite.connection import _migrations
 
 
@@ -153,13 +156,20 @@ def test_route_changes_keep_their_times_in_order(tmp_path):
     run(scenario())
 
 
+def database_before(path, migration: str, monkeypatch) -> sqlite3.Connection:
+    """A database at `path` with the migrations before `migration` applied and an owner."""
+    older = [m for m in _migrations() if m[1] < migration]
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "_migrations", lambda: older)
+        conn = connection.connect(path)
+        connection.migrate(conn, 0)
+    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    return conn
+
+
 def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
     path = tmp_path / "db.sqlite"
-    older = [m for m in _migrations() if m[1] < "0004"]
-    monkeypatch.setattr(connection, "_migrations", lambda: older)
-    conn = connection.connect(path)
-    connection.migrate(conn, 0)
-    conn.execute("INSERT INTO owners VALUES ('own_1', 'alice', 0)")
+    conn = database_before(path, "0004", monkeypatch)
     conn.execute(
         "INSERT INTO agents (agent_id, owner_id, name, model, created_ms, updated_ms)"
         " VALUES ('agt_1', 'own_1', 'A', 'metis-2.5', 0, 0)"
@@ -169,7 +179,6 @@ def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
         " VALUES ('rt_old', 'own_1', 'agt_1', 10, 20), ('rt_live', 'own_1', 'agt_1', 30, NULL)"
     )
     conn.close()
-    monkeypatch.undo()
 
     async def check():
         store = SqliteStore(path, 0)
@@ -181,3 +190,67 @@ def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
             await store.close()
 
     run(check())
+
+
+def test_a_context_that_cannot_be_opened_closes_its_store(tmp_path):
+    """An unreadable signing key fails the opening after the store was opened: the store's
+    writer thread must not outlive the failure."""
+    (tmp_path / SIGNING_KEY_FILE).mkdir(parents=True)  # where the key file should be
+
+    def writers() -> int:
+        return sum(thread.name == "sqlite-writer" for thread in threading.enumerate())
+
+    async def open_it() -> None:
+        async with open_context(load_settings({}, data_dir=tmp_path)):
+            pass
+
+    before = writers()
+    with pytest.raises(OSError):
+        run(open_it())
+    assert writers() == before
+
+
+def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    conn = database_before(path, "0006", monkeypatch)
+    for task_id, created in (("tsk_late", 20), ("tsk_early", 10)):
+        conn.execute(
+            "INSERT INTO tasks (task_id, owner_id, kind, status, stage, version, progress,"
+            " params, created_ms, updated_ms, queued_ms, reruns)"
+            " VALUES (?, 'own_1', 'upscale', 'IN_QUEUE', 'queued', 1, 0, '{}', ?, ?, ?, 0)",
+            (task_id, created, created, created),
+        )
+    conn.close()
+
+    async def check():
+        store = SqliteStore(path, 0)
+        try:
+            late = await store.get_task("tsk_late")
+            assert (late.created_ms, await store.queue_position(late)) == (20, 2)
+            claimed = await store.claim_task("wrk_1", 100, lambda task: task)
+            assert claimed.task_id == "tsk_early"
+        finally:
+            await store.close()
+
+    run(check())
+
+
+def test_writes_fail_rather_than_wait_when_the_writer_thread_is_gone(tmp_path, monkeypatch):
+    """The writer thread cannot open its connection (say, no file descriptor is left): every
+    write says so at once instead of waiting for ever."""
+
+    def unable(path):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(writer, "connect", unable)
+
+    async def scenario() -> None:
+        gone = writer.Writer(tmp_path / "db.sqlite")
+        try:
+            for _ in range(3):
+                with pytest.raises(sqlite3.OperationalError, match="writer stopped"):
+                    await asyncio.wait_for(gone.run(lambda conn: None), 5)
+        finally:
+            gone.close()
+
+    run(scenario())

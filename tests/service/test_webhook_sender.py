@@ -139,3 +139,11 @@ def test_sigterm_lets_a_send_under_way_finish(start_serve, receiver, poll, upsca
     assert server.process.wait(timeout=30) == 0
     outcome = stored_task(server.data_dir, task_id).webhook_outcome
     assert outcome.delivered and outcome.status_code == 200
+
+
+def test_a_failed_delivery_is_logged_by_serve(start_serve, poll, upscale_facts):
+    """The sender is a child process of `serve`: its INFO lines reach serve's output too."""
+    server = start_serve()  # private targets refused: loopback is not a public address
+    task_id = queue_doomed_task(server.data_dir, "https://127.0.0.1:1/hook", upscale_facts)
+    line = poll(lambda: next((n for n in list(server.log) if "not delivered" in n), None))
+    assert task_id in line and "not a public address" in line

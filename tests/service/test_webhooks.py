@@ -21,7 +21,7 @@ from service.domain.kinds import task_kind
 from service.domain.models import Task, WebhookTarget
 from service.domain.tasks import CANCELED, cancel, new_task, submit
 from service.domain.webhook_signing import SECRET_PREFIX, verify
-from service.domain.webhooks import TargetRefused, check_addresses
+from service.domain.webhooks import TargetRefused, check_addresses, is_public_address
 from service.workers.webhook_client import HttpTransport
 from service.workers.webhooks import WebhookSender
 
@@ -193,6 +193,34 @@ def test_every_resolved_address_must_be_public(addresses):
         check_addresses("hooks.example", addresses, allow_private=False)
     check_addresses("hooks.example", addresses or ["127.0.0.1"], allow_private=True)
     check_addresses("hooks.example", ["8.8.8.8", "2606:4700::1111"], allow_private=False)
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("93.184.216.34", True),
+        ("2606:2800:220:1:248:1893:25c8:1946", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),  # cloud metadata
+        ("100.64.0.1", False),  # carrier-grade NAT
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("::1", False),
+        ("fc00::1", False),
+        ("fe80::1", False),
+        ("::ffff:127.0.0.1", False),  # IPv4-mapped loopback
+        ("::ffff:10.0.0.1", False),
+        ("64:ff9b::7f00:1", False),  # NAT64 of loopback
+        ("64:ff9b::808:808", True),  # NAT64 of a public address
+        ("2002:7f00:1::", False),  # 6to4 of loopback
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),  # Teredo of a private address
+    ],
+)
+def test_only_public_addresses_count_as_public(address, public):
+    assert is_public_address(address) is public
 
 
 def test_a_receiver_that_never_answers_times_out(hooks, receiver, monkeypatch):

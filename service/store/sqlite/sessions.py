@@ -40,12 +40,13 @@ def _insert_session(conn: sqlite3.Connection, session: Session) -> None:
     conn.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", values)
 
 
-def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> None:
-    conn.execute(
+def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> bool:
+    cursor = conn.execute(
         "UPDATE sessions SET ready_ms = ? WHERE session_id = ? AND ready_ms IS NULL"
         " AND stopped_ms IS NULL",
         (ready_ms, session_id),
     )
+    return cursor.rowcount == 1
 
 
 def insert_usage(conn: sqlite3.Connection, u: UsageRecord) -> None:
@@ -88,8 +89,8 @@ class SessionsMixin(SqliteBase):
         return self._all(sql, [owner_id, now_ms, *params, page.limit + 1], _session)
 
     async def mark_session_ready(self, session_id: str, ready_ms: int) -> None:
-        await self._write(_mark_ready, session_id, ready_ms)
-        self._session_changes.touch()
+        if await self._write(_mark_ready, session_id, ready_ms):
+            self._session_changes.touch()
 
     async def stop_session(
         self, session_id: str, stopped_ms: int, reason: str, usage: UsageRecord

@@ -27,7 +27,7 @@ from service.store.sqlite.sessions import insert_usage
 
 _COLUMNS = (
     "task_id", "owner_id", "kind", "status", "stage", "version", "progress", "params", "input",
-    "result", "error", "created_ms", "updated_ms", "queued_ms", "started_ms", "finished_ms",
+    "result", "error", "created_ms", "updated_ms", "started_ms", "finished_ms",
     "worker_id", "lease_until_ms", "reruns", "webhook", "webhook_outcome", "readable_until_ms",
     "result_deleted_ms",
 )  # fmt: skip
@@ -135,7 +135,7 @@ def _claim(
     row = conn.execute(
         "UPDATE tasks SET worker_id = ?, lease_until_ms = ? WHERE task_id = ("
         " SELECT task_id FROM tasks WHERE status = 'IN_QUEUE'"
-        " ORDER BY queued_ms, task_id LIMIT 1"
+        " ORDER BY created_ms, task_id LIMIT 1"
         f") {_RETURNING}",
         (worker_id, lease_until_ms),
     ).fetchone()
@@ -180,8 +180,8 @@ class TasksMixin(SqliteBase):
     async def queue_position(self, task: Task) -> int:
         row = self._reader.execute(
             "SELECT count(*) FROM tasks WHERE status = 'IN_QUEUE'"
-            " AND (queued_ms, task_id) <= (?, ?)",
-            (task.queued_ms, task.task_id),
+            " AND (created_ms, task_id) <= (?, ?)",
+            (task.created_ms, task.task_id),
         ).fetchone()
         return max(1, row[0])
 

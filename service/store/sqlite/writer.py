@@ -5,6 +5,7 @@ handler answers. Writes that queue up while a commit is in progress share the ne
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import sqlite3
 import threading
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 from service.store.sqlite.connection import connect
 
 T = TypeVar("T")
+log = logging.getLogger("service.store")
 
 _STOP = object()
 # Writes that share one commit when they arrive together.
@@ -25,6 +27,7 @@ class Writer:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._failure: sqlite3.Error | None = None  # why the thread ended before `close`
         self._thread = threading.Thread(target=self._run, name="sqlite-writer", daemon=True)
         self._thread.start()
 
@@ -33,6 +36,8 @@ class Writer:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._jobs.put((fn, args, loop, future))
+        if self._failure is not None:  # the thread is gone: nothing else would answer
+            self._fail_queued()
         return await future
 
     def close(self) -> None:
@@ -41,16 +46,31 @@ class Writer:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        conn = connect(self._path)
+        batch: list | None = []
         try:
-            while (batch := self._next_batch()) is not None:
-                for (_, _, loop, future), outcome in zip(
-                    batch, self._transaction(conn, batch), strict=True
-                ):
-                    if not loop.is_closed():
-                        loop.call_soon_threadsafe(_settle, future, *outcome)
-        finally:
-            conn.close()
+            conn = connect(self._path)
+            try:
+                while (batch := self._next_batch()) is not None:
+                    _answer(batch, self._transaction(conn, batch))
+            finally:
+                conn.close()
+        except BaseException as exc:
+            # A write must never wait for a thread that is gone: the one under way and every
+            # later one fail with this error instead.
+            log.exception("the database writer stopped")
+            self._failure = sqlite3.OperationalError(f"the database writer stopped ({exc!r})")
+            under_way = batch or []
+            _answer(under_way, [(None, self._failure)] * len(under_way))
+            self._fail_queued()
+
+    def _fail_queued(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if job is not _STOP:
+                _answer([job], [(None, self._failure)])
 
     def _next_batch(self) -> list | None:
         """The next job plus whatever else is already waiting (up to MAX_BATCH); None to stop."""
@@ -99,8 +119,15 @@ def _in_savepoint(conn: sqlite3.Connection, fn: Callable, args: tuple) -> tuple[
     return result, None
 
 
+def _answer(batch: list, outcomes: list[tuple[Any, Any]]) -> None:
+    """Hand each job's (result, error) to the event loop that waits for it."""
+    for (_, _, loop, future), outcome in zip(batch, outcomes, strict=True):
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(_settle, future, *outcome)
+
+
 def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
-    if future.cancelled():
+    if future.done():  # canceled by its caller (or answered already)
         return
     if error is not None:
         future.set_exception(error)
