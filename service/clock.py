@@ -50,11 +50,17 @@ def format_optional_ts(ms: int | None) -> str | None:
     return None if ms is None else format_ts(ms)
 
 
+_RFC_3339 = "expected an RFC 3339 timestamp such as 2026-01-01T00:00:00Z"
+
+
 def parse_ts(text: str) -> int:
     """An RFC 3339 timestamp (offset or `Z` required) to epoch ms; ValueError if invalid."""
     if len(text) < 20 or text[10] not in "Tt ":
-        raise ValueError("expected an RFC 3339 timestamp such as 2026-01-01T00:00:00Z")
-    parsed = datetime.fromisoformat(text.replace("z", "Z"))
+        raise ValueError(_RFC_3339)
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:  # its own words name Python types ("offset must be a timedelta ...")
+        raise ValueError(_RFC_3339) from None
     if parsed.tzinfo is None:
         raise ValueError("the timestamp needs a time zone (Z or an offset)")
     try:

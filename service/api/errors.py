@@ -25,7 +25,6 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.TaskFinished: (409, "TASK_FINISHED"),
     errors.Conflict: (409, "CONFLICT"),
     errors.ResultExpired: (410, "RESULT_EXPIRED"),
-    errors.Gone: (410, "GONE"),
     errors.PayloadTooLarge: (413, "PAYLOAD_TOO_LARGE"),
     errors.UnsupportedMediaType: (415, "UNSUPPORTED_MEDIA_TYPE"),
     errors.RangeNotSatisfiable: (416, "RANGE_NOT_SATISFIABLE"),

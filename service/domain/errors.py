@@ -46,10 +46,6 @@ class ValidationFailed(ServiceError):
         return cls(f"{field}: {message}", [{"field": field, "message": message}])
 
 
-class Gone(ServiceError):
-    """The resource existed but is no longer available."""
-
-
 class RateLimited(ServiceError):
     """The API key used up its request budget; retry after `retry_after` seconds."""
 
@@ -78,7 +74,7 @@ class TaskFinished(Conflict):
     """A cancel of a task that already completed, failed or timed out."""
 
 
-class ResultExpired(Gone):
+class ResultExpired(ServiceError):
     """A task's result is past its availability period (or was deleted)."""
 
 

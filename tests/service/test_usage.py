@@ -75,8 +75,11 @@ def test_pagination_keeps_window_totals(api, alice, seeded):
         {"until": "2026-01-01"},
         {"since": "2026-01-01T00:00:00"},
         {"since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
+        {"since": "2026-01-01T00:00:00+99:00"},
+        {"since": "2026-02-30T00:00:00Z"},
     ],
 )
 def test_bad_windows_are_422(api, alice, params):
     response = api.get("/v1/usage", alice, params=params)
     assert response.status_code == 422, response.text
+    assert "timedelta" not in response.text  # said in the API's words, not Python's
