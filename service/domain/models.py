@@ -114,6 +114,18 @@ class Session(msgspec.Struct, frozen=True):
             return self.max_end_ms, "max_duration"
         return None, None
 
+    def reached_ready(self, now_ms: int) -> int | None:
+        """When it became ready; None while it warms up, or when it stopped before."""
+        stopped_ms, _ = self.effective_stop(now_ms)
+        ready_ms = self.ready_ms
+        if (
+            ready_ms is None
+            or ready_ms > now_ms
+            or (stopped_ms is not None and stopped_ms < ready_ms)
+        ):
+            return None
+        return ready_ms
+
 
 class Conversation(msgspec.Struct, frozen=True):
     """One visitor's socket through a route or a session, kept with its messages."""

@@ -63,9 +63,6 @@ class Session(compat.HostedSessionNames):
     ) -> Session:
         status = session.status(now_ms)
         stopped_ms, reason = session.effective_stop(now_ms)
-        ready_ms = session.ready_ms
-        if ready_ms is not None and (ready_ms > now_ms or (stopped_ms or ready_ms) < ready_ms):
-            ready_ms = None  # planned, not reached (still warming up, or stopped before)
         return cls(
             session_id=session.session_id,
             status=status,
@@ -75,7 +72,7 @@ class Session(compat.HostedSessionNames):
             model=session.model,
             llm_model=session.llm_model,
             created_at=format_ts(session.created_ms),
-            ready_at=format_optional_ts(ready_ms),
+            ready_at=format_optional_ts(session.reached_ready(now_ms)),
             stopped_at=format_optional_ts(stopped_ms),
             stop_reason=reason,
             idle_timeout=-1 if session.idle_timeout_min is None else session.idle_timeout_min,
