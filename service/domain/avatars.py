@@ -84,6 +84,15 @@ async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
     return avatar
 
 
+async def find_avatar(ctx: Context, avatar_id: str) -> Avatar | None:
+    """Any owner's avatar by id (public: pages show its name and image)."""
+    return await ctx.store.get_avatar(avatar_id)
+
+
+async def has_image(ctx: Context, avatar_id: str) -> bool:
+    return await ctx.files.size(avatar_key(avatar_id)) is not None
+
+
 async def public_avatar_png(ctx: Context, avatar_id: str) -> tuple[str, int]:
     """The file key and size of any avatar's PNG (public: pages show it without a key)."""
     key = avatar_key(avatar_id)

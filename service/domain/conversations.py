@@ -12,6 +12,7 @@ from typing import Any
 
 from service.domain.context import Context
 from service.domain.ids import new_id
+from service.domain.links import route_link, session_link
 from service.domain.models import Conversation, Message, UsageRecord
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
@@ -43,12 +44,10 @@ class Setup:
 
 async def admit_route(ctx: Context, route_id: str) -> Setup | None:
     """The setup of a conversation through an active route; None when it admits nobody."""
-    route = await ctx.store.get_route(route_id)
-    if route is None or route.status(ctx.clock.now_ms()) != "active":
+    link = await route_link(ctx, route_id)
+    if link.state != "active":
         return None
-    agent = await ctx.store.get_agent(route.agent_id)
-    if agent is None:
-        return None
+    route, agent = link.route, link.agent
     custom = None
     if agent.runtime_kind == "custom_agent":
         custom = CustomAgent(
@@ -63,11 +62,12 @@ async def admit_route(ctx: Context, route_id: str) -> Setup | None:
 async def admit_session(ctx: Context, session_id: str, token: str | None) -> Setup | None:
     """The setup of a conversation in a session that has not stopped; a token, when given,
     must be the session's."""
-    session = await ctx.store.get_session(session_id)
-    if session is None or session.status(ctx.clock.now_ms()) == "stopped":
+    link = await session_link(ctx, session_id)
+    if link.state != "open":
         return None
     if token is not None and not session_token_matches(ctx, session_id, token):
         return None
+    session = link.session
     return Setup(
         session.owner_id, None, session.session_id, None, session.instruction,
         session.llm_model, session.tools, None,

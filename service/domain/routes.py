@@ -30,11 +30,6 @@ async def create_route(
     return route
 
 
-async def find_route(ctx: Context, route_id: str) -> Route | None:
-    """Any owner's route by id (the public pages: the id is the credential)."""
-    return await ctx.store.get_route(route_id)
-
-
 async def owned_route(ctx: Context, owner_id: str, route_id: str) -> Route:
     route = await ctx.store.get_route(route_id)
     return require_owned(route, owner_id, "route", route_id)

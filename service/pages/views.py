@@ -10,11 +10,10 @@ from pathlib import Path
 from string import Template
 from urllib.parse import urlsplit
 
-from service.domain import routes as route_domain
-from service.domain import sessions as session_domain
+from service.domain.avatars import find_avatar, has_image
 from service.domain.context import Context
 from service.domain.conversations import MAX_MESSAGE_CHARS
-from service.domain.files import avatar_key
+from service.domain.links import route_link, session_link
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -68,7 +67,7 @@ def _document(base_url: str, title: str, page_class: str, content: str, head: st
 
 
 async def _portrait(ctx: Context, base_url: str, avatar_id: str | None, label: str) -> str:
-    if avatar_id is not None and await ctx.files.size(avatar_key(avatar_id)) is not None:
+    if avatar_id is not None and await has_image(ctx, avatar_id):
         src = f"{_prefix(base_url)}/avatars/{escape(avatar_id)}.png"
         return f'<img src="{src}" alt="{escape(label)}">'
     return _PLACEHOLDER.format(label=escape(label))
@@ -103,12 +102,10 @@ def _conversation_page(base_url: str, title: str, path: str, portrait: str) -> s
 
 async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, str]:
     """An active route's conversation page; 404 for an unknown id, 410 once inactive."""
-    route = await route_domain.find_route(ctx, route_id)
-    if route is None:
-        return error_page("unknown_route", base_url)
-    agent = await ctx.store.get_agent(route.agent_id)
-    if agent is None or route.status(ctx.clock.now_ms()) != "active":
-        return error_page("inactive_route", base_url)
+    link = await route_link(ctx, route_id)
+    if link.state != "active":
+        return error_page(f"{link.state}_route", base_url)
+    agent = link.agent
     portrait = await _portrait(ctx, base_url, agent.avatar_id, agent.name)
     return 200, _conversation_page(base_url, agent.name, f"/r/{escape(route_id)}", portrait)
 
@@ -116,12 +113,11 @@ async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, s
 async def session_page(ctx: Context, session_id: str, base_url: str) -> tuple[int, str]:
     """A session's conversation page: it shows "connecting" until the socket says the session
     is ready; 404 for an unknown id, 410 once stopped."""
-    session = await session_domain.find_session(ctx, session_id)
-    if session is None:
-        return error_page("unknown_session", base_url)
-    if session.status(ctx.clock.now_ms()) == "stopped":
-        return error_page("ended_session", base_url)
-    avatar = await ctx.store.get_avatar(session.avatar_id)
+    link = await session_link(ctx, session_id)
+    if link.state != "open":
+        return error_page(f"{link.state}_session", base_url)
+    session = link.session
+    avatar = await find_avatar(ctx, session.avatar_id)
     title = (avatar.name if avatar else None) or "Avatar session"
     portrait = await _portrait(ctx, base_url, session.avatar_id, title)
     return 200, _conversation_page(base_url, title, f"/i/{escape(session_id)}", portrait)
