@@ -68,12 +68,8 @@ async def newest_avatars(ctx: Context, owner_id: str) -> list[Avatar]:
 
 async def avatar_names(ctx: Context, avatar_ids: list[str]) -> dict[str, str | None]:
     """The name of each avatar of `avatar_ids` that still exists (None when it has none)."""
-    names = {}
-    for avatar_id in dict.fromkeys(avatar_ids):
-        avatar = await ctx.store.get_avatar(avatar_id)
-        if avatar is not None:
-            names[avatar_id] = avatar.name
-    return names
+    found = await ctx.store.get_avatars(list(dict.fromkeys(avatar_ids)))
+    return {avatar.avatar_id: avatar.name for avatar in found}
 
 
 async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from service.domain.models import Agent, Owner, Route
+from service.domain.models import Agent, Avatar, Owner, Route
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
 from service.store.sqlite import SqliteStore, connection, writer
@@ -252,5 +252,22 @@ def test_writes_fail_rather_than_wait_when_the_writer_thread_is_gone(tmp_path, m
                     await asyncio.wait_for(gone.run(lambda conn: None), 5)
         finally:
             gone.close()
+
+    run(scenario())
+
+
+def test_avatars_are_read_in_one_call_however_many(tmp_path):
+    async def scenario():
+        store = SqliteStore(tmp_path / "db.sqlite", 0)
+        try:
+            await store.add_owner(Owner("own_1", "alice", 0))
+            ids = [f"av_{n}" for n in range(1200)]
+            for avatar_id in ids[::2]:
+                await store.add_avatar(Avatar(avatar_id, "own_1", None, 1, 1, "upload", 0))
+            found = await store.get_avatars([*ids, "av_unknown"])
+            assert sorted(a.avatar_id for a in found) == sorted(ids[::2])
+            assert await store.get_avatars([]) == []
+        finally:
+            await store.close()
 
     run(scenario())

@@ -17,6 +17,8 @@ _AGENT_FIELDS = (
     "custom_agent_url", "custom_agent_protocol", "custom_agent_bearer_token",
 )  # fmt: skip
 _AGENT = f"{', '.join(_AGENT_FIELDS)} FROM agents"
+# Ids per `IN (...)` list, well under SQLite's limit on bound parameters.
+_IN_BATCH = 500
 _ROUTE = (
     "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
     " FROM routes"
@@ -145,6 +147,14 @@ class CatalogMixin(SqliteBase):
 
     async def get_avatar(self, avatar_id: str) -> Avatar | None:
         return self._one(f"SELECT {_AVATAR} WHERE avatar_id = ?", (avatar_id,), _avatar)
+
+    async def get_avatars(self, avatar_ids: list[str]) -> list[Avatar]:
+        found: list[Avatar] = []
+        for start in range(0, len(avatar_ids), _IN_BATCH):
+            batch = avatar_ids[start : start + _IN_BATCH]
+            marks = ", ".join("?" * len(batch))
+            found += self._all(f"SELECT {_AVATAR} WHERE avatar_id IN ({marks})", batch, _avatar)
+        return found
 
     async def list_avatars(self, owner_id: str, page: PageRequest) -> list[Avatar]:
         cond, params = after_clause(page, "created_ms", "avatar_id")
