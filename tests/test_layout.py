@@ -2,6 +2,7 @@
 
 - `service/store/` imports nothing of the service but `service.domain`;
 - `service/domain/` imports neither Litestar nor `service.store` (nor the HTTP layer);
+- `service/workers/` and `service/schemas/` do not import the HTTP layer (`service.api`);
 - among the product's packages, only `engine/video/` imports PyAV.
 """
 
@@ -55,3 +56,8 @@ def test_only_the_video_layer_imports_pyav(path):
     if (ROOT / "engine" / "video") in path.parents:
         return
     assert not any(_within(name, "av") for name in _imports(path)), path
+
+
+@pytest.mark.parametrize("path", _modules("service/workers") + _modules("service/schemas"), ids=str)
+def test_workers_and_schemas_do_not_reach_into_the_http_layer(path):
+    assert not any(_within(name, "service.api") for name in _imports(path)), path

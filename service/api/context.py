@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import socket
-
 from litestar import Request
 
 from service.domain.context import Context
+from service.links import authority
 
 
 def ctx_of(request: Request) -> Context:
@@ -17,16 +16,6 @@ def ctx_of(request: Request) -> Context:
 def owner_of(request: Request) -> str:
     """The owner id the API key middleware authenticated."""
     return request.scope["user"]
-
-
-def authority(host: str, port: int | None) -> str:
-    """`host[:port]` as a link may name a listening address: a wildcard address (0.0.0.0, ::)
-    by this machine's host name, never as such, and an IPv6 address in brackets."""
-    if host in ("0.0.0.0", "::", ""):
-        host = socket.gethostname()
-    elif ":" in host:
-        host = f"[{host}]"
-    return host if port is None else f"{host}:{port}"
 
 
 def _request_base(request: Request) -> str:

@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from service.api.webhook_bodies import webhook_body
 from service.domain import task_runs as runs
 from service.domain.kinds import task_kinds
+from service.schemas.webhook_bodies import webhook_body
 
 UPSCALE = "/v1/video/upscale"
 

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from service.api.context import authority
 from service.domain.context import Context
 from service.domain.models import Task
+from service.links import authority
 from service.schemas.generation import generation_status
 from service.schemas.upscale import upscale_status
 from service.settings import Settings
