@@ -5,7 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
 from engine.resample import FILTERS, KERNELS, Filter, Kernel, kernel_info, resample
-from engine.video.pipeline import X264_PRESETS, Preset, UpscaleResult, upscale
+from engine.video.pipeline import MAX_CRF, X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
 
 try:
@@ -16,6 +16,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "FILTERS",
     "KERNELS",
+    "MAX_CRF",
     "RESOLUTIONS",
     "X264_PRESETS",
     "Canceled",

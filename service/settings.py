@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from engine import FILTERS, KERNELS, X264_PRESETS, Filter, Kernel, Preset
+from engine import FILTERS, KERNELS, MAX_CRF, X264_PRESETS, Filter, Kernel, Preset
 
 GIB = 1024**3
 T = TypeVar("T", bound=str)
@@ -207,7 +207,7 @@ class Settings:
         default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
     )
     x264_crf: float = field(
-        default=18.0, metadata=_option(_number(0, 51), "x264 CRF of upscales, 0 to 51")
+        default=18.0, metadata=_option(_number(0, MAX_CRF), f"x264 CRF of upscales, 0 to {MAX_CRF}")
     )
     filter: Filter = field(
         default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")
