@@ -69,9 +69,9 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
     live = await domain.open_conversation(ctx, setup)
     conversation = _Conversation(ctx, socket, live)
     watch: LiveConversations = socket.app.state["live"]
-    await watch.watch(live, conversation.end)
     reason = "closed"
     try:
+        await watch.watch(live, conversation.end)
         reason = await conversation.run()
     finally:
         watch.forget(live)
