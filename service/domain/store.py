@@ -173,10 +173,15 @@ class TaskStore(Protocol):
         usage: UsageRecord | None = None,
     ) -> bool: ...
     async def claim_task(
-        self, worker_id: str, lease_until_ms: int, start: Callable[[Task], Task]
+        self,
+        worker_id: str,
+        lease_until_ms: int,
+        start: Callable[[Task], Task],
+        kinds: tuple[str, ...] | None = None,
     ) -> Task | None:
-        """Lease the oldest waiting task to `worker_id` and save `start(task)` (its move to
-        IN_PROGRESS) in the same transaction; None when nothing waits."""
+        """Lease the oldest waiting task (of `kinds`, when given) to `worker_id` and save
+        `start(task)` (its move to IN_PROGRESS) in the same transaction; None when nothing
+        waits."""
         ...
 
     async def tasks_in_progress(self, lease_before_ms: int, limit: int) -> list[Task]: ...

@@ -97,10 +97,12 @@ def still_running(current: Task | None, worker_id: str | None) -> bool:
     return current is not None and current.status == IN_PROGRESS and current.worker_id == worker_id
 
 
-async def claim(ctx: Context, worker_id: str) -> Task | None:
+async def claim(ctx: Context, worker_id: str, kinds: tuple[str, ...] | None = None) -> Task | None:
+    """The oldest waiting task, leased to `worker_id` and started; only of `kinds` when given
+    (a worker takes only what it can run: a task of a kind a newer version made waits)."""
     now = ctx.clock.now_ms()
     return await ctx.store.claim_task(
-        worker_id, now + LEASE_MS, lambda task: move(task, IN_PROGRESS, now)
+        worker_id, now + LEASE_MS, lambda task: move(task, IN_PROGRESS, now), kinds
     )
 
 
@@ -180,7 +182,9 @@ async def recover_lapsed(
     now = ctx.clock.now_ms()
     recovered = 0
     for task in await ctx.store.tasks_in_progress(lease_before_ms or now, 500):
-        kind = kinds[task.kind]
+        kind = kinds.get(task.kind)
+        if kind is None:  # a newer version's kind: its own workers will take it back
+            continue
         if task.reruns >= MAX_RERUNS:
             message = (
                 f"The worker running this task stopped {task.reruns + 1} times; it was run "

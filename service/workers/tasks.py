@@ -35,7 +35,7 @@ class TaskWorker:
     async def serve(self, stop: asyncio.Event) -> None:
         """Claim and run tasks until `stop` is set."""
         while not stop.is_set():
-            task = await runs.claim(self._ctx, self._worker_id)
+            task = await runs.claim(self._ctx, self._worker_id, tuple(self._kinds))
             if task is None:
                 await _first(self._ctx.store.wait_for_tasks(IDLE_WAIT_S), stop.wait())
                 continue

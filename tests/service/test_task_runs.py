@@ -199,3 +199,25 @@ def test_a_failure_while_watching_a_run_stops_its_work(tasks, monkeypatch):
         return kind.stopped.is_set()
 
     assert tasks.run(scenario)
+
+
+def test_a_worker_claims_only_the_kinds_it_runs(tasks):
+    """A task of a kind this version does not know waits (and the recovery leaves it alone)
+    instead of being claimed by a worker that cannot run it."""
+
+    async def scenario():
+        ctx = tasks.ctx
+        params = {"model": "next"}
+        strange = new_task(new_id("tsk"), tasks.owner_id, "hologram", params, ctx.clock.now_ms())
+        await submit(ctx, strange, None)
+        known = await tasks.upscale()
+        kinds = tuple(task_kinds())
+        assert (await task_runs.claim(ctx, "wrk_1", kinds)).task_id == known.task_id
+        assert await task_runs.claim(ctx, "wrk_1", kinds) is None
+        # A worker of a newer version, which knows the kind, takes it, then dies.
+        assert (await task_runs.claim(ctx, "wrk_newer")).task_id == strange.task_id
+        await tasks.lapse()
+        assert (await ctx.store.get_task(strange.task_id)).status == IN_PROGRESS
+        assert (await ctx.store.get_task(known.task_id)).status == IN_QUEUE
+
+    tasks.run(scenario)

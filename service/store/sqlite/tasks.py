@@ -128,16 +128,21 @@ def _admit(
 
 
 def _claim(
-    conn: sqlite3.Connection, worker_id: str, lease_until_ms: int, start: Callable[[Task], Task]
+    conn: sqlite3.Connection,
+    worker_id: str,
+    lease_until_ms: int,
+    start: Callable[[Task], Task],
+    kinds: tuple[str, ...] | None,
 ) -> Task | None:
-    """Lease the oldest queued task to `worker_id` and start it with `start` (the domain's
-    move to IN_PROGRESS), in one transaction."""
+    """Lease the oldest queued task (of `kinds`, when given) to `worker_id` and start it with
+    `start` (the domain's move to IN_PROGRESS), in one transaction."""
+    of_kinds = "" if kinds is None else f" AND kind IN ({', '.join('?' * len(kinds))})"
     row = conn.execute(
         "UPDATE tasks SET worker_id = ?, lease_until_ms = ? WHERE task_id = ("
-        " SELECT task_id FROM tasks WHERE status = 'IN_QUEUE'"
+        f" SELECT task_id FROM tasks WHERE status = 'IN_QUEUE'{of_kinds}"
         " ORDER BY created_ms, task_id LIMIT 1"
         f") {_RETURNING}",
-        (worker_id, lease_until_ms),
+        (worker_id, lease_until_ms, *(kinds or ())),
     ).fetchone()
     if row is None:
         return None
@@ -200,9 +205,13 @@ class TasksMixin(SqliteBase):
         return saved
 
     async def claim_task(
-        self, worker_id: str, lease_until_ms: int, start: Callable[[Task], Task]
+        self,
+        worker_id: str,
+        lease_until_ms: int,
+        start: Callable[[Task], Task],
+        kinds: tuple[str, ...] | None = None,
     ) -> Task | None:
-        return await self._write(_claim, worker_id, lease_until_ms, start)
+        return await self._write(_claim, worker_id, lease_until_ms, start, kinds)
 
     async def tasks_in_progress(self, lease_before_ms: int, limit: int) -> list[Task]:
         sql = f"{_SELECT} WHERE status = 'IN_PROGRESS' AND lease_until_ms < ? LIMIT ?"
