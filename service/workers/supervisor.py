@@ -10,6 +10,7 @@ holding the port or working on tasks."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import multiprocessing
@@ -187,3 +188,14 @@ def run_until_terminated(main: Callable[[asyncio.Event], Awaitable[None]]) -> No
         await main(stop)
 
     asyncio.run(runner())
+
+
+async def first_of(waits: list[Awaitable], alongside: set[asyncio.Future] = frozenset()) -> None:
+    """Wait until the first of `waits` (or of the futures `alongside`) is done; the rest of
+    `waits` are cancelled, those `alongside` are left running."""
+    started = [asyncio.ensure_future(awaitable) for awaitable in waits]
+    await asyncio.wait({*started, *alongside}, return_when=asyncio.FIRST_COMPLETED)
+    for future in started:
+        future.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await future

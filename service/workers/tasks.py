@@ -17,7 +17,7 @@ from service.domain.models import Task, TaskError
 from service.domain.task_runs import Job, Stopped, TaskFailed, TaskKind
 from service.runtime import open_context
 from service.settings import Settings
-from service.workers.supervisor import run_until_terminated
+from service.workers.supervisor import first_of, run_until_terminated
 
 log = logging.getLogger("service.tasks")
 
@@ -37,7 +37,7 @@ class TaskWorker:
         while not stop.is_set():
             task = await runs.claim(self._ctx, self._worker_id, tuple(self._kinds))
             if task is None:
-                await _first(self._ctx.store.wait_for_tasks(IDLE_WAIT_S), stop.wait())
+                await first_of([self._ctx.store.wait_for_tasks(IDLE_WAIT_S), stop.wait()])
                 continue
             try:
                 await self._run(task, stop)
@@ -118,16 +118,6 @@ class TaskWorker:
         if reason == "timed_out":
             return await runs.time_out(self._ctx, task, kind)
         return False
-
-
-async def _first(*waits) -> None:
-    """Wait until the first of `waits` finishes; cancel the rest."""
-    pending = [asyncio.ensure_future(wait) for wait in waits]
-    _, rest = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    for future in rest:
-        future.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await future
 
 
 async def _work(settings: Settings, stop: asyncio.Event) -> None:

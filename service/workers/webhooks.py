@@ -8,7 +8,6 @@ go out once more with the same webhook id."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from service.domain.context import Context
@@ -17,7 +16,7 @@ from service.domain.models import Delivery, Task
 from service.runtime import open_context
 from service.schemas.webhook_bodies import webhook_base_url, webhook_body
 from service.settings import Settings
-from service.workers.supervisor import run_until_terminated
+from service.workers.supervisor import first_of, run_until_terminated
 from service.workers.webhook_client import HttpTransport
 
 log = logging.getLogger("service.webhooks")
@@ -76,17 +75,11 @@ class WebhookSender:
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait until a delivery may be owed, `stop` is set, or (when no room is left) a send
         ends; at most IDLE_WAIT_S."""
-        waits = {
-            asyncio.ensure_future(self._ctx.store.wait_for_deliveries(IDLE_WAIT_S)),
-            asyncio.ensure_future(stop.wait()),
-        }
         full = len(self._sending) >= MAX_IN_FLIGHT
-        pending = waits | (self._sending if full else set())
-        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-        for wait in waits:  # the sends themselves are never canceled here
-            wait.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await wait
+        await first_of(
+            [self._ctx.store.wait_for_deliveries(IDLE_WAIT_S), stop.wait()],
+            alongside=self._sending if full else set(),  # the sends are never canceled here
+        )
 
 
 async def _send_until(settings: Settings, stop: asyncio.Event) -> None:
