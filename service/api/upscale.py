@@ -108,7 +108,7 @@ def upscale_router(settings: Settings) -> Router:
 
 
 @get(
-    "/files/{task_id:str}/output.mp4",
+    domain.RESULT_PATH.replace("{task_id}", "{task_id:str}"),
     tags=["public"],
     summary="An upscaled video (signed link, no key)",
     responses=error_responses(403, 410, 416),

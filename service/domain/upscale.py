@@ -248,9 +248,12 @@ async def delete_result(ctx: Context, task: Task) -> None:
         task = await ctx.store.get_task(task.task_id) or deleted
 
 
+# The path of a completed upscale's file link: what its signature covers (see `result_link`).
+RESULT_PATH = "/files/{task_id}/output.mp4"
+
+
 def result_path(task_id: str) -> str:
-    """The path of a completed upscale's file link (signed; see `result_link`)."""
-    return f"/files/{task_id}/output.mp4"
+    return RESULT_PATH.format(task_id=task_id)
 
 
 def result_gone(task: Task, now_ms: int) -> bool:
