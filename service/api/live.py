@@ -19,10 +19,12 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from service.domain import conversations as domain
+from service.domain import conversations, turns
 from service.domain.context import Context
-from service.domain.conversations import Live, Setup
+from service.domain.conversations import Setup
+from service.domain.errors import ValidationFailed
 from service.domain.live import LiveConversations
+from service.domain.turns import AgentMessage, Live, ReplyDelta
 from service.responders import ResponderError
 from service.schemas.live import (
     ClientFrame,
@@ -51,13 +53,13 @@ _decode = msgspec.json.Decoder(ClientFrame).decode
 @websocket("/r/{route_id:str}/ws")
 async def route_socket(socket: WebSocket, route_id: str) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await domain.admit_route(ctx, route_id))
+    await _converse(ctx, socket, await conversations.admit_route(ctx, route_id))
 
 
 @websocket("/i/{session_id:str}/ws")
 async def session_socket(socket: WebSocket, session_id: str, token: str | None = None) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await domain.admit_session(ctx, session_id, token))
+    await _converse(ctx, socket, await conversations.admit_session(ctx, session_id, token))
 
 
 async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> None:
@@ -66,7 +68,7 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
         await socket.close(code=4404, reason="this link admits no conversation")
         return
     await socket.accept()
-    live = await domain.open_conversation(ctx, setup)
+    live = await turns.open_conversation(ctx, setup)
     conversation = _Conversation(ctx, socket, live)
     watch: LiveConversations = socket.app.state["live"]
     reason = "closed"
@@ -75,7 +77,7 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
         reason = await conversation.run()
     finally:
         watch.forget(live)
-        await domain.close(ctx, live.conversation, reason)
+        await turns.end_conversation(ctx, live, reason)
 
 
 class _Conversation:
@@ -138,14 +140,11 @@ class _Conversation:
     async def _open(self) -> None:
         if self._live.setup.session_id is not None:
             await self._send(StateFrame(state="connecting"))
-            while await domain.session_state(self._ctx, self._live.setup) != "ready":
+            while await conversations.session_state(self._ctx, self._live.setup) != "ready":
                 await asyncio.sleep(WARM_UP_POLL_S)
         await self._send(StateFrame(state="ready"))
-        greeting = self._live.setup.greeting
-        if greeting:
-            seq, message_id = self._live.next_message_id()
-            await domain.record(self._ctx, self._live, seq, "assistant", greeting)
-            await self._send(MessageFrame(id=message_id, text=greeting))
+        if greeting := await turns.greet(self._ctx, self._live):
+            await self._send(_agent_frame(greeting))
 
     async def _answer(self, raw: str) -> None:
         frame = _frame(raw)
@@ -153,29 +152,21 @@ class _Conversation:
             await self._send(ErrorFrame(message=frame))
         elif isinstance(frame, Ping):
             await self._send(PongFrame())
-        elif (problem := domain.check_message(frame.text)) is not None:
-            await self._send(ErrorFrame(message=problem))
         else:
-            seq, _ = self._live.next_message_id()
-            await domain.record(self._ctx, self._live, seq, "user", frame.text)
-            await self._reply()
-
-    async def _reply(self) -> None:
-        seq, message_id = self._live.next_message_id()
-        parts: list[str] = []
-        try:
-            async for delta in domain.reply(self._ctx, self._live):
-                parts.append(delta)
-                await self._send(DeltaFrame(id=message_id, text=delta))
-        except ResponderError as exc:
-            await self._send(ErrorFrame(message=str(exc)))
-            return
-        text = "".join(parts)
-        await domain.record(self._ctx, self._live, seq, "assistant", text)
-        await self._send(MessageFrame(id=message_id, text=text))
+            try:
+                async for said in turns.take_turn(self._ctx, self._live, frame.text):
+                    await self._send(_agent_frame(said))
+            except (ValidationFailed, ResponderError) as exc:
+                await self._send(ErrorFrame(message=str(exc)))
 
     async def _send(self, frame: msgspec.Struct) -> None:
         await self._socket.send_text(_encode(frame).decode())
+
+
+def _agent_frame(said: ReplyDelta | AgentMessage) -> DeltaFrame | MessageFrame:
+    if isinstance(said, ReplyDelta):
+        return DeltaFrame(id=said.message_id, text=said.text)
+    return MessageFrame(id=said.message_id, text=said.text)
 
 
 def _frame(raw: str) -> VisitorMessage | Ping | str:

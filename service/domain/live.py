@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from service.domain.context import Context
-from service.domain.conversations import KEEP_ALIVE_MS, Live, watch_state
+from service.domain.conversations import KEEP_ALIVE_MS, watch_state
+from service.domain.turns import Live
 
 log = logging.getLogger("service.live")
 

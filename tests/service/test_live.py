@@ -11,10 +11,13 @@ import pytest
 from litestar.exceptions import WebSocketDisconnect
 
 from service.clock import ManualClock
+from service.domain import conversations, turns
 from service.domain import live as live_watch
-from service.domain.conversations import Live, Setup
+from service.domain.conversations import Setup
+from service.domain.errors import ValidationFailed
 from service.domain.models import Conversation
 from service.domain.sessions import session_token, sweep
+from service.domain.turns import Live
 
 
 @pytest.fixture
@@ -154,6 +157,33 @@ def test_route_conversations_are_kept_and_billed(api, alice, route, wait_until):
     usage = api.get("/v1/usage", alice).json()["data"]
     assert usage["totals"]["route_conversation_seconds"] == 42.5
     assert usage["items"][0]["ref_id"] == item["conversation_id"]
+
+
+def test_a_turn_is_one_domain_operation(api, route):
+    """What any transport relays: the visitor's message kept, the reply streamed as deltas and
+    then kept whole (the voice socket speaks the same turn)."""
+
+    async def turn() -> tuple[list, list]:
+        setup = await conversations.admit_route(api.ctx, route["id"])
+        live = await turns.open_conversation(api.ctx, setup)
+        said = [await turns.greet(api.ctx, live)]
+        said += [item async for item in turns.take_turn(api.ctx, live, "Hi there")]
+        with pytest.raises(ValidationFailed):
+            await anext(turns.take_turn(api.ctx, live, ""))
+        kept = await api.ctx.store.list_messages(live.conversation_id)
+        await turns.end_conversation(api.ctx, live, "closed")
+        return said, kept
+
+    with api.client.portal() as portal:
+        said, kept = portal.call(turn)
+    greeting, *deltas, reply = said
+    assert isinstance(greeting, turns.AgentMessage) and greeting.message_id.endswith(".1")
+    assert deltas and all(isinstance(d, turns.ReplyDelta) for d in deltas)
+    assert {d.message_id for d in deltas} == {reply.message_id} and reply.message_id.endswith(".3")
+    assert "".join(d.text for d in deltas) == reply.text
+    assert [(m.seq, m.role, m.text) for m in kept] == [
+        (1, "assistant", greeting.text), (2, "user", "Hi there"), (3, "assistant", reply.text)
+    ]  # fmt: skip
 
 
 def test_conversations_of_another_owner_are_not_found(api, alice, bob, route):
