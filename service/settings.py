@@ -234,6 +234,23 @@ class Settings:
             _seconds(zero_ok=False), "a session stops by itself this long after start"
         ),
     )
+    # Conversation sockets (the limits that protect the service from anonymous visitors).
+    max_sockets_per_client: int = field(
+        default=8,
+        metadata=_option(
+            _whole(1), "open conversation sockets per client address (per HTTP worker)"
+        ),
+    )
+    max_conversations_per_route: int = field(
+        default=50,
+        metadata=_option(_whole(1), "open conversation sockets per route (per HTTP worker)"),
+    )
+    conversation_idle_s: float = field(
+        default=300.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a route conversation with no visitor message this long ends"
+        ),
+    )
     # Read by the conversation responders.
     llm_base_url: str | None = field(
         default=None,

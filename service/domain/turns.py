@@ -38,12 +38,18 @@ class AgentMessage:
 
 
 class Live:
-    """One open conversation: its record, its setup and the next message number."""
+    """One open conversation: its record, its setup and the next message number. A route's
+    conversation is kept from the visitor's first message (a socket that never carries one is
+    neither kept nor billed); a session's from its opening, since an open socket is what keeps
+    a session from idling."""
 
-    def __init__(self, conversation: Conversation, setup: Setup) -> None:
+    def __init__(self, conversation: Conversation, setup: Setup, kept: bool) -> None:
         self.conversation = conversation
         self.setup = setup
+        self.kept = kept
+        self.heard_ms = conversation.started_ms  # the visitor's last message (or the opening)
         self._seq = 0
+        self._unkept: list[Message] = []  # said before the conversation was kept
 
     @property
     def conversation_id(self) -> str:
@@ -59,8 +65,10 @@ async def open_conversation(ctx: Context, setup: Setup) -> Live:
     conversation = Conversation(
         new_id("cnv"), setup.owner_id, now, now, setup.route_id, setup.session_id
     )
-    await ctx.store.add_conversation(conversation)
-    return Live(conversation, setup)
+    kept = setup.session_id is not None
+    if kept:
+        await ctx.store.add_conversation(conversation)
+    return Live(conversation, setup, kept)
 
 
 async def greet(ctx: Context, live: Live) -> AgentMessage | None:
@@ -79,6 +87,10 @@ async def take_turn(
     (its message is fit for the visitor; what streamed of it is not kept)."""
     if (problem := check_message(text)) is not None:
         raise ValidationFailed(problem)
+    now = ctx.clock.now_ms()
+    live.heard_ms = now
+    if not live.kept:
+        await _keep(ctx, live, now)
     await _said(ctx, live, "user", text)
     seq, message_id = live.next_message_id()
     parts: list[str] = []
@@ -91,8 +103,16 @@ async def take_turn(
 
 
 async def end_conversation(ctx: Context, live: Live, reason: str) -> None:
-    """End the conversation and bill it."""
-    await close(ctx, live.conversation, reason)
+    """End the conversation (and bill it) if it was kept; one never kept leaves no trace."""
+    if live.kept:
+        await close(ctx, live.conversation, reason)
+
+
+def idle_since(live: Live, since_ms: int) -> bool:
+    """Whether a route conversation has had no visitor message (nor opened) since `since_ms`:
+    it ends then, so an idle socket holds no place under the caps for long. A session has its
+    own idle rule (`idle_timeout`)."""
+    return live.setup.route_id is not None and live.heard_ms <= since_ms
 
 
 def check_message(text: Any) -> str | None:
@@ -104,6 +124,18 @@ def check_message(text: Any) -> str | None:
     return None
 
 
+async def _keep(ctx: Context, live: Live, now_ms: int) -> None:
+    """Start keeping (and billing) the conversation from now, with what was said before."""
+    live.conversation = Conversation(
+        live.conversation_id, live.setup.owner_id, now_ms, now_ms, live.setup.route_id, None
+    )
+    await ctx.store.add_conversation(live.conversation)
+    live.kept = True
+    unkept, live._unkept = live._unkept, []
+    for message in unkept:
+        await _record(ctx, live, message)
+
+
 async def _said(ctx: Context, live: Live, role: str, text: str) -> AgentMessage:
     seq, message_id = live.next_message_id()
     await _record(ctx, live, Message(live.conversation_id, seq, role, text, _now(ctx)))
@@ -111,7 +143,10 @@ async def _said(ctx: Context, live: Live, role: str, text: str) -> AgentMessage:
 
 
 async def _record(ctx: Context, live: Live, message: Message) -> None:
-    await ctx.store.add_message(message, live.setup.session_id)
+    if live.kept:
+        await ctx.store.add_message(message, live.setup.session_id)
+    else:
+        live._unkept.append(message)
 
 
 async def _reply(ctx: Context, live: Live) -> AsyncIterator[str]:
