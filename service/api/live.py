@@ -21,6 +21,7 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
+from service.api.proxies import client_address
 from service.domain import conversations, turns
 from service.domain.context import Context
 from service.domain.conversations import Setup
@@ -79,7 +80,7 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
         await socket.close(code=4404, reason="this link admits no conversation")
         return
     caps: SocketCaps = socket.app.state["socket_caps"]
-    client = socket.client.host if socket.client else ""
+    client = client_address(socket.scope, ctx.settings.trusted_proxies)
     if refused := caps.take(client, setup.route_id):
         await socket.accept()
         await _farewell(socket, refused)
