@@ -33,6 +33,7 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.TargetNotLarger: (422, "TARGET_NOT_LARGER"),
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
+    errors.ResponderError: (502, "UPSTREAM_ERROR"),
     errors.QueueFull: (503, "QUEUE_FULL"),
 }
 

@@ -39,18 +39,20 @@ async def check_avatar_ref(ctx: Context, owner_id: str, avatar_id: str | None) -
 
 
 def check_runtime(ctx: Context, agent: Agent) -> None:
-    """A custom agent needs its endpoint (under the rules of webhook URLs) and protocol."""
+    """A custom agent needs its endpoint and protocol; an endpoint, whenever one is given,
+    follows the rule of `service.outbound` (so none is stored that a call would refuse)."""
+    if agent.custom_agent_url is not None:
+        check_url(
+            agent.custom_agent_url,
+            allow_private=ctx.settings.webhook_allow_private,
+            field="custom_agent_url",
+        )
     if agent.runtime_kind != "custom_agent":
         return
     if agent.custom_agent_url is None:
         raise ValidationFailed.field("custom_agent_url", "is required for a custom_agent")
     if agent.custom_agent_protocol is None:
         raise ValidationFailed.field("custom_agent_protocol", "is required for a custom_agent")
-    check_url(
-        agent.custom_agent_url,
-        allow_private=ctx.settings.webhook_allow_private,
-        field="custom_agent_url",
-    )
 
 
 async def _check_fields(ctx: Context, owner_id: str, fields: dict[str, Any]) -> None:

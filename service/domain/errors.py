@@ -1,5 +1,5 @@
-"""The service's error hierarchy. Domain code raises these; `service.api.errors` maps them
-to HTTP."""
+"""The service's error hierarchy. Domain code and the responders raise these;
+`service.api.errors` maps them to HTTP. A leaf: it imports nothing of the service."""
 
 from __future__ import annotations
 
@@ -96,6 +96,11 @@ class RangeNotSatisfiable(ServiceError):
     def __init__(self, message: str, size: int) -> None:
         super().__init__(message)
         self.size = size
+
+
+class ResponderError(ServiceError):
+    """A conversation reply failed. The message is written for the visitor (it names no
+    address, key or upstream detail); the details went to the log."""
 
 
 class QueueFull(ServiceError):

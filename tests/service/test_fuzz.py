@@ -198,6 +198,21 @@ json_values = st.recursive(
 )
 objects = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=12), json_values, max_size=5)
 DEEP = 50_000
+# Byte sequences that are not UTF-8: a lone continuation byte, bytes never used, an overlong
+# '/', an encoded surrogate, a code point past U+10FFFF, a sequence cut short.
+NOT_UTF8 = [
+    b"\x80",
+    b"\xff",
+    b"\xfe\xff",
+    b"\xc0\xaf",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\xe2\x82",
+]
+# Each inside a string value and inside a key of an otherwise valid body.
+NOT_UTF8_BODIES = [b'{"name": "a' + bad + b'"}' for bad in NOT_UTF8] + [
+    b'{"' + bad + b'": 1}' for bad in NOT_UTF8
+]
 HOSTILE_BODIES = [
     b"",
     b"{",
@@ -225,6 +240,9 @@ HOSTILE_BODIES = [
     b"[" * DEEP + b"]" * DEEP,
     b'{"tools": ' + b"[" * DEEP + b"]" * DEEP + b"}",
     b'{"tools": ' + b'{"a":' * 3_000 + b"1" + b"}" * 3_000 + b"}",
+    b'{"prompt": "\xff", "webhook": {"url": "https://h.example/\xc0"}}',
+    b'{"session_ids": ["\xed\xa0\x80"]}',
+    *NOT_UTF8_BODIES,
 ]
 raw_bodies = st.sampled_from(HOSTILE_BODIES) | st.binary(max_size=200)
 
@@ -234,6 +252,10 @@ def json_request(draw) -> dict[str, Any]:
     if draw(st.booleans()):
         body = json.dumps(draw(objects | json_values), ensure_ascii=draw(st.booleans()))
         content = body.encode("utf-8", "surrogatepass")
+        quotes = [i for i, byte in enumerate(content) if byte == ord('"')]
+        if quotes and draw(st.booleans()):  # bytes that are not UTF-8 inside a key or string
+            at = draw(st.sampled_from(quotes)) + 1
+            content = content[:at] + draw(st.sampled_from(NOT_UTF8)) + content[at:]
     else:
         content = draw(raw_bodies)
     content_type = draw(
@@ -399,6 +421,31 @@ def test_hostile_bodies_to_every_json_endpoint(world, template):
     for body in HOSTILE_BODIES:
         response = world.client.post(path, content=body, headers=world.auth)
         assert_no_server_error(response, template)
+
+
+def _json_body_operations(world: World) -> list[str]:
+    """The path templates of every POST whose request body is JSON (from the document)."""
+    document = world.client.get("/schema/openapi.json").json()
+    return [
+        path
+        for path, operations in document["paths"].items()
+        if "application/json"
+        in operations.get("post", {}).get("requestBody", {}).get("content", {})
+    ]
+
+
+def test_bytes_that_are_not_utf8_are_a_bad_request_wherever_json_is_read(world):
+    templates = _json_body_operations(world)
+    assert len(templates) >= 7, templates  # agents, routes, sessions, generation
+    for template in templates:
+        path = template.format(**world.ids_for(template))
+        for body in NOT_UTF8_BODIES:
+            response = world.client.post(
+                path, content=body, headers=world.auth | {"Content-Type": "application/json"}
+            )
+            assert response.status_code == 400, (template, body, response.text)
+            error = response.json()["error"]
+            assert error["code"] == "BAD_REQUEST" and "UTF-8" in error["message"], error
 
 
 def _cursor(raw: bytes) -> str:
