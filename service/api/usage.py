@@ -5,20 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
-from litestar import Request, get
-from litestar.params import Parameter
+from litestar import Request
 
 from service.api.context import ctx_of, owner_of
-from service.api.params import Cursor, Limit
+from service.api.openapi import get
+from service.api.params import Cursor, Limit, text
 from service.clock import parse_ts
 from service.domain import usage as domain
 from service.domain.errors import ValidationFailed
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.usage import UsageItem, UsagePage, UsagePageEnvelope, UsageTotals
 
-Timestamp = Annotated[
-    str | None, Parameter(description="RFC 3339 time; records count when ended_at is in range.")
-]
+Time = Annotated[str | None, text("RFC 3339 time; records count when ended_at is in range.")]
 
 
 def _time(name: str, text: str | None) -> int | None:
@@ -33,8 +31,8 @@ def _time(name: str, text: str | None) -> int | None:
 @get("/usage", tags=["usage"])
 async def get_usage(
     request: Request,
-    since: Timestamp = None,
-    until: Timestamp = None,
+    since: Time = None,
+    until: Time = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> UsagePageEnvelope:

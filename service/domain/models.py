@@ -67,7 +67,7 @@ class Route(msgspec.Struct, frozen=True):
     version: int = 1  # 1 at creation, +1 per change (label change, revoke)
 
     def status(self, now_ms: int) -> str:
-        """Derived at read time, so expiry needs no background job."""
+        """One of ROUTE_STATUSES, derived at read time, so expiry needs no background job."""
         if self.revoked_ms is not None:
             return "revoked"
         if self.expires_ms is not None and now_ms >= self.expires_ms:
@@ -78,6 +78,9 @@ class Route(msgspec.Struct, frozen=True):
     def updated_ms(self) -> int:
         """The last change, or the creation while there was none."""
         return self.created_ms if self.changed_ms is None else self.changed_ms
+
+
+ROUTE_STATUSES = ("active", "expired", "revoked")
 
 
 class Session(msgspec.Struct, frozen=True):

@@ -8,13 +8,14 @@ import msgspec
 
 from service.clock import format_ts
 from service.domain import models
+from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
     kind: Literal["route_conversation", "session", "upscale"]
     ref_id: str
-    started_at: str
-    ended_at: str
+    started_at: Timestamp
+    ended_at: Timestamp
     seconds: float
     billable_seconds: float
 
