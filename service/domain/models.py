@@ -151,15 +151,30 @@ class Message(msgspec.Struct, frozen=True):
     at_ms: int
 
 
+# What usage is recorded for (UsageRecord.kind).
+USAGE_KINDS = ("route_conversation", "session", "upscale")
+
+
 class UsageRecord(msgspec.Struct, frozen=True):
     usage_id: str
     owner_id: str
-    kind: str
+    kind: str  # one of USAGE_KINDS
     ref_id: str
     started_ms: int
     ended_ms: int
     seconds: float
     billable_seconds: float
+    route_id: str | None = None  # the route of a route conversation
+
+
+class UsageFilter(msgspec.Struct, frozen=True):
+    """The records a usage report covers: those ended in [since_ms, until_ms), and of one
+    kind, or one route, when given."""
+
+    since_ms: int
+    until_ms: int
+    kind: str | None = None
+    route_id: str | None = None
 
 
 class UsageTotals(msgspec.Struct, frozen=True):

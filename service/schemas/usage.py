@@ -18,6 +18,7 @@ class UsageItem(msgspec.Struct):
     ended_at: Timestamp
     seconds: float
     billable_seconds: float
+    route_id: str | msgspec.UnsetType = msgspec.UNSET  # on route conversations only
 
     @classmethod
     def of(cls, record: models.UsageRecord) -> UsageItem:
@@ -28,6 +29,7 @@ class UsageItem(msgspec.Struct):
             ended_at=format_ts(record.ended_ms),
             seconds=record.seconds,
             billable_seconds=record.billable_seconds,
+            route_id=msgspec.UNSET if record.route_id is None else record.route_id,
         )
 
 

@@ -219,8 +219,12 @@ def upscale(flow: Flow) -> None:
 
 
 def usage(flow: Flow) -> None:
-    page = flow.call("get_usage", flow.models.UsagePageEnvelope).data
+    m = flow.models
+    page = flow.call("get_usage", m.UsagePageEnvelope).data
     assert page.totals.upscale_billable_seconds > 0
+    upscales = flow.call("get_usage", m.UsagePageEnvelope, kind=m.GetUsageKind("upscale")).data
+    assert [item.kind for item in upscales.items] == [m.UsageItemKind("upscale")]
+    assert upscales.totals.session_seconds == 0
 
 
 def cleanup(flow: Flow) -> None:
