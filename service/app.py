@@ -21,7 +21,7 @@ from service.api.frontdoor import front_door
 from service.api.generation import GenerationController
 from service.api.health import healthz
 from service.api.live import route_socket, session_socket
-from service.api.openapi import document_errors
+from service.api.openapi import operation_id
 from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
@@ -46,12 +46,13 @@ def _openapi() -> OpenAPIConfig:
         version=engine.__version__,
         path="/schema",
         render_plugins=[JsonRenderPlugin()],
+        operation_id_creator=operation_id,
         components=Components(
             security_schemes={
                 "BearerAuth": SecurityScheme(
                     type="http", scheme="bearer", description="An API key as a Bearer token."
                 )
-            }
+            },
         ),
     )
 
@@ -102,7 +103,6 @@ def create_app(
                 settings.max_sockets_per_client, settings.max_conversations_per_route
             )
             auth.install(app.state, ctx)
-            document_errors(app)
             if worker:
                 # Everything built so far lives as long as the worker: keep it out of the
                 # cyclic GC's scans, which otherwise show up as latency spikes under load.

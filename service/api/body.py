@@ -16,6 +16,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 
+from service.api.openapi import ApiOperation
 from service.domain.errors import BadRequest, ValidationFailed
 
 T = TypeVar("T")
@@ -95,11 +96,12 @@ def json_body(struct_type: type, *, required: bool = True) -> type[Operation]:
     """An `operation_class` documenting `struct_type` as the JSON request body."""
 
     @dataclass
-    class JsonBodyOperation(Operation):
+    class JsonBodyOperation(ApiOperation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
                 content={"application/json": OpenAPIMediaType(schema=_inline_schema(struct_type))},
                 required=required,
             )
+            super().__post_init__()
 
     return JsonBodyOperation

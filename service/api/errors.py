@@ -56,12 +56,14 @@ class ErrorInfo(msgspec.Struct, omit_defaults=True):
     details: Any = None
 
 
-class ErrorBody(msgspec.Struct):
+class Error(msgspec.Struct):
+    """The body of every error answer."""
+
     error: ErrorInfo
 
 
 def _error_body(code: str, message: str, details: Any = None) -> bytes:
-    return msgspec.json.encode(ErrorBody(ErrorInfo(code, message, details)))
+    return msgspec.json.encode(Error(ErrorInfo(code, message, details)))
 
 
 def error_response(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, idempotency
-from service.api.openapi import error_responses
+from service.api.openapi import error_responses, get, post
 from service.domain import generation as domain
 from service.domain.kinds import task_kind
 from service.domain.tasks import cancel, owned_task

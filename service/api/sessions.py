@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, interactive_base, owner_of, public_base
+from service.api.openapi import get, post
 from service.domain import sessions as domain
 from service.schemas.compat import SessionProfileEnvelope, session_profile
 from service.schemas.sessions import (

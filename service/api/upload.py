@@ -20,6 +20,7 @@ from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 from multipart import MultipartError, MultipartSegment, PushMultipartParser, parse_options_header
 
+from service.api.openapi import ApiOperation
 from service.domain.errors import (
     BadRequest,
     PayloadTooLarge,
@@ -205,10 +206,11 @@ def multipart_body(
     schema = {"type": "object", "properties": properties, "required": [file_field]}
 
     @dataclass
-    class MultipartBodyOperation(Operation):
+    class MultipartBodyOperation(ApiOperation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
                 content={"multipart/form-data": OpenAPIMediaType(schema=schema)}, required=True
             )
+            super().__post_init__()
 
     return MultipartBodyOperation

@@ -6,15 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated
 
-from litestar import Controller, Request, Router, get, post
-from litestar.params import Parameter
+from litestar import Controller, Request, Router
 from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
-from service.api.openapi import error_responses
-from service.api.params import Cursor, Limit
+from service.api.openapi import error_responses, file_download, get, post
+from service.api.params import Cursor, Limit, RangeHeader, text
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
 from service.domain import tasks
 from service.domain import upscale as domain
@@ -34,11 +33,11 @@ from service.schemas.upscale import (
 from service.settings import Settings
 
 Resolution = Annotated[
-    str | None,
-    Parameter(
-        description="The box to fit: 1080p, 2k or 4k.", schema_extra={"enum": ["1080p", "2k", "4k"]}
-    ),
+    str | None, text("The box to fit the video in.", required=True, enum=domain.RESOLUTIONS)
 ]
+# Both are required to read the file; a link without them is answered 403 like a forged one.
+Expires = Annotated[str | None, text("The link's expiry (Unix seconds).", required=True)]
+Signature = Annotated[str | None, text("The link's signature.", required=True)]
 _FORM = multipart_body(
     "file",
     "The video: MP4, H.264, 8-bit, SDR, within the input limits.",
@@ -111,10 +110,15 @@ def upscale_router(settings: Settings) -> Router:
     domain.RESULT_PATH.replace("{task_id}", "{task_id:str}"),
     tags=["public"],
     summary="An upscaled video (signed link, no key)",
+    operation_class=file_download("video/mp4"),
     responses=error_responses(403, 410, 416),
 )
 async def result_file(
-    request: Request, task_id: str, expires: str | None = None, signature: str | None = None
+    request: Request,
+    task_id: str,
+    expires: Expires = None,
+    signature: Signature = None,
+    byte_range: RangeHeader = None,
 ) -> ASGIApp:
     """The result file a signed `file_url` names; `Range` and `HEAD` work."""
     ctx = ctx_of(request)
@@ -123,7 +127,7 @@ async def result_file(
         "Content-Disposition": f'inline; filename="{task_id}.mp4"',
         "Cache-Control": "private",
     }
-    return BlobResponse(ctx.files, key, size, "video/mp4", request.headers.get("range"), headers)
+    return BlobResponse(ctx.files, key, size, "video/mp4", byte_range, headers)
 
 
 async def _submit(request: Request, resolution: str | None, idempotency_key: str | None) -> Task:

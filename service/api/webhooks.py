@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request
 from litestar.datastructures import ResponseHeader
 
 from service.api.context import ctx_of, owner_of
+from service.api.openapi import get, post
 from service.domain import webhook_signing as domain
 from service.schemas.webhooks import WebhookSecret, WebhookSecretEnvelope
 

@@ -100,7 +100,7 @@ def _usage(conversation: Conversation, ended_ms: int) -> UsageRecord | None:
     seconds = round(max(0, ended_ms - conversation.started_ms) / 1000, 3)
     return UsageRecord(
         new_id("usg"), conversation.owner_id, "route_conversation", conversation.conversation_id,
-        conversation.started_ms, ended_ms, seconds, seconds,
+        conversation.started_ms, ended_ms, seconds, seconds, route_id=conversation.route_id,
     )  # fmt: skip
 
 

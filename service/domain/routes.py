@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from service.domain.agents import owned_agent
 from service.domain.context import Context
-from service.domain.errors import NotFound
+from service.domain.errors import NotFound, ValidationFailed
 from service.domain.ids import new_id
-from service.domain.models import Route
+from service.domain.models import ROUTE_STATUSES, Route
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
 
@@ -45,6 +45,8 @@ async def list_routes(
     check_agent: bool = False,
 ) -> tuple[list[Route], str | None]:
     """The caller's routes, newest first; `check_agent` makes an unknown agent a 404."""
+    if status is not None and status not in ROUTE_STATUSES:
+        raise ValidationFailed.field("status", f"must be one of {', '.join(ROUTE_STATUSES)}")
     if check_agent and agent_id is not None:
         await owned_agent(ctx, owner_id, agent_id)
     rows = await ctx.store.list_routes(

@@ -24,6 +24,7 @@ from service.domain.models import (
     Route,
     Session,
     Task,
+    UsageFilter,
     UsageRecord,
     UsageTotals,
     WebhookOutcome,
@@ -135,13 +136,13 @@ class ConversationStore(Protocol):
 
 
 class UsageStore(Protocol):
-    """Usage records and their totals over a window of `ended_ms`."""
+    """Usage records, and their totals, of an owner that a `UsageFilter` selects."""
 
     async def add_usage(self, usage: UsageRecord) -> None: ...
     async def list_usage(
-        self, owner_id: str, since_ms: int, until_ms: int, page: PageRequest
+        self, owner_id: str, which: UsageFilter, page: PageRequest
     ) -> list[UsageRecord]: ...
-    async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals: ...
+    async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals: ...
 
 
 class TaskStore(Protocol):

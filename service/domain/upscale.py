@@ -46,12 +46,14 @@ class UpscaleRequest:
 def check_resolution(resolution: str | None) -> str:
     if resolution is None:
         raise ValidationFailed.field("resolution", f"is required: one of {_RESOLUTIONS}")
-    if resolution not in engine.RESOLUTIONS:
+    if resolution not in RESOLUTIONS:
         raise ValidationFailed.field("resolution", f"must be one of {_RESOLUTIONS}")
     return resolution
 
 
-_RESOLUTIONS = ", ".join(engine.RESOLUTIONS)
+# The boxes a video can be fitted in.
+RESOLUTIONS: tuple[str, ...] = tuple(engine.RESOLUTIONS)
+_RESOLUTIONS = ", ".join(RESOLUTIONS)
 
 
 def check_request(

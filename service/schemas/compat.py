@@ -18,6 +18,7 @@ from service.domain.avatars import avatar_names
 from service.domain.context import Context
 from service.domain.sessions import one_of, session_token
 from service.schemas.avatars import image_url
+from service.schemas.common import Timestamp
 
 # The hosted types require a string name; ours is optional, and a deleted avatar has none.
 _NO_NAME = ""
@@ -35,7 +36,7 @@ class HostedSessionNames(msgspec.Struct, kw_only=True):
     """A session's facts under the hosted API's names (listed after ours)."""
 
     state: str  # = status
-    start_time: str  # = created_at
+    start_time: Timestamp  # = created_at
     metis_model: str  # = model
     avatar: SessionAvatar  # = avatar_id, with the avatar's name
     user_id: str  # = the owner
@@ -109,7 +110,7 @@ class HostedAvatar(msgspec.Struct):
     id: str
     user_id: str
     name: str
-    created_at: str
+    created_at: Timestamp
     status: Literal["READY"]
     supported_interactive_models: list[str]
     themes: list[AvatarTheme]

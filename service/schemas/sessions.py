@@ -11,7 +11,7 @@ from service.domain import models
 from service.domain.avatars import avatar_names
 from service.domain.context import Context
 from service.schemas import compat
-from service.schemas.common import Identifier, StrictBody, Tools
+from service.schemas.common import Identifier, StrictBody, Timestamp, Tools
 
 SessionInstruction = Annotated[str, msgspec.Meta(max_length=12_000)]
 
@@ -51,9 +51,9 @@ class Session(compat.HostedSessionNames):
     voice_id: str | None
     model: str
     llm_model: str | None
-    created_at: str
-    ready_at: str | None
-    stopped_at: str | None
+    created_at: Timestamp
+    ready_at: Timestamp | None
+    stopped_at: Timestamp | None
     stop_reason: Literal["api", "idle", "max_duration", "error"] | None
     idle_timeout: int  # minutes; -1: never
 
@@ -132,12 +132,13 @@ class StopOutcomeEnvelope(msgspec.Struct):
     data: StopOutcome
 
 
-class SessionStatus(msgspec.Struct):
-    """The public status a session page polls (no key: the session id is the credential)."""
+class SessionPageStatus(msgspec.Struct):
+    """The public status a session page polls (no key: the session id is the credential).
+    (Not `SessionStatus`: generators name the enum of `Session.status` so.)"""
 
     session_id: str
     status: Literal["starting", "ready", "stopped"]
 
 
-class SessionStatusEnvelope(msgspec.Struct):
-    data: SessionStatus
+class SessionPageStatusEnvelope(msgspec.Struct):
+    data: SessionPageStatus

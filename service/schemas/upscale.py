@@ -12,6 +12,7 @@ from service.domain import models
 from service.domain import upscale as domain
 from service.domain.context import Context
 from service.domain.tasks import COMPLETED, queue_position
+from service.schemas.common import Timestamp
 from service.schemas.tasks import TaskErrorView, TaskView, error_view, task_view_fields
 
 
@@ -35,7 +36,7 @@ class UpscaleOutput(msgspec.Struct, kw_only=True):
     frame_rate_fraction: str
     frames: int
     size_bytes: int
-    readable_until: str
+    readable_until: Timestamp
 
 
 class UpscaleResult(msgspec.Struct, kw_only=True):

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from service.domain.models import Agent, Avatar, Owner, Route
+from service.domain.models import Agent, Avatar, Owner, Route, UsageFilter
+from service.domain.pagination import PageRequest
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
 from service.store.sqlite import SqliteStore, connection, writer
@@ -229,6 +230,33 @@ def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monke
             assert (late.created_ms, await store.queue_position(late)) == (20, 2)
             claimed = await store.claim_task("wrk_1", 100, lambda task: task)
             assert claimed.task_id == "tsk_early"
+        finally:
+            await store.close()
+
+    run(check())
+
+
+def test_the_usage_route_migration_names_the_route_of_earlier_conversations(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    conn = database_before(path, "0008", monkeypatch)
+    conn.execute(
+        "INSERT INTO conversations (conversation_id, owner_id, route_id, started_ms, alive_ms)"
+        " VALUES ('cnv_1', 'own_1', 'rt_1', 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO usage_records VALUES ('usg_1', 'own_1', 'route_conversation', 'cnv_1', 0,"
+        " 1000, 1.0, 1.0), ('usg_2', 'own_1', 'session', 'ses_1', 0, 2000, 2.0, 2.0)"
+    )
+    conn.close()
+
+    async def check():
+        store = SqliteStore(path, 0)
+        try:
+            which = UsageFilter(0, 10_000, route_id="rt_1")
+            [record] = await store.list_usage("own_1", which, PageRequest(10))
+            assert (record.usage_id, record.route_id) == ("usg_1", "rt_1")
+            totals = await store.usage_totals("own_1", which)
+            assert (totals.route_conversation_seconds, totals.session_seconds) == (1.0, 0.0)
         finally:
             await store.close()
 
