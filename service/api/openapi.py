@@ -23,7 +23,7 @@ _DESCRIPTIONS = {
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
     "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
-    "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
+    "422": "VALIDATION_ERROR: a parameter is missing, unknown, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
@@ -41,9 +41,8 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
 def _error_statuses(path: str, operation: Operation) -> list[str]:
     # Statuses only some handlers answer, which they declare themselves (`responses=`).
     declared = {code for code in operation.responses or {} if code in _DECLARED}
-    statuses = declared | ({"404"} if "{" in path else set())
-    if any(getattr(p, "param_in", None) == "query" for p in operation.parameters or []):
-        statuses.add("422")
+    # 422: every operation refuses query parameters it does not declare.
+    statuses = declared | {"422"} | ({"404"} if "{" in path else set())
     if operation.request_body is not None:
         statuses |= {"400", "413", "422"}
     if path.startswith("/v1/"):
