@@ -8,6 +8,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from service.domain.ids import PREFIXES
+
 # Numbers that differ from run to run: compared by type only.
 MEASURED = frozenset(
     {
@@ -19,7 +21,8 @@ MEASURED = frozenset(
         "queue_position",
     }
 )
-ID = r"(?:av|agt|rt|ses|cnv|tsk|key|own)_[A-Za-z0-9_-]{22}(?![A-Za-z0-9_-])"
+# The service's ids (service.domain.ids: a known prefix, then 22 URL-safe base64 characters).
+ID = rf"(?<![\w-])(?:{'|'.join(sorted(PREFIXES))})_[\w-]{{22}}(?![\w-])"
 TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
 _STRING_PARTS = re.compile(rf"({ID}|{TIMESTAMP}|\.\.\.)")
 _ID = re.compile(ID)
