@@ -10,6 +10,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
+from service.api.declared import allow_header
 from service.domain import errors
 
 log = logging.getLogger("service.api")
@@ -118,7 +119,7 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
         return handle_unexpected(request, exc)
     # Litestar's router names the header "allow"; RFC 9110 requires it on every 405.
     allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
-    headers = {"Allow": allow} if allow else None
+    headers = {"Allow": allow_header(allow)} if allow else None
     return error_response(status, code, message, headers=headers)
 
 

@@ -42,11 +42,10 @@ _DESCRIPTIONS = {
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
     "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
-    "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
+    "422": "VALIDATION_ERROR: a parameter is missing, unknown, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
-# Statuses only some operations answer: each declares them (`error_responses`).
 # Statuses only some operations answer: each declares them (`error_responses`).
 _DECLARED = {"403", "409", "410", "415", "416", "503"}
 # Statuses `ApiOperation` finds out from the operation itself: every handler offers them, and
@@ -89,12 +88,12 @@ class ApiOperation(Operation):
         self.responses = dict(sorted(responses.items()))
 
     def _inferred_statuses(self) -> set[str]:
-        statuses = set()
+        # 422: every operation refuses query parameters it does not declare
+        # (service.api.declared).
+        statuses = {"422"}
         where = {getattr(p, "param_in", None) for p in self.parameters or []}
         if "path" in where:
             statuses.add("404")
-        if "query" in where:
-            statuses.add("422")
         if self.request_body is not None:
             statuses |= {"400", "413", "422"}
         if self.security:

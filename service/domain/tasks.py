@@ -124,9 +124,10 @@ async def submit(ctx: Context, task: Task, idempotency: IdempotencyKey | None) -
         remembered_since_ms=task.created_ms - IDEMPOTENCY_WINDOW_MS,
     )
     if admission is Admission.QUEUE_FULL:
+        limit = ctx.settings.queue_limit
         raise QueueFull(
-            f"You have {ctx.settings.queue_limit} tasks waiting, the most the queue holds; "
-            "retry when some have started.",
+            f"You have {limit} {'task' if limit == 1 else 'tasks'} waiting, the most the queue "
+            "holds; retry when one has started.",
             retry_after=10,
         )
     if admission is Admission.KEY_REUSED:

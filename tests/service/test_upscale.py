@@ -329,16 +329,18 @@ def test_the_webhook_body_is_the_status_with_the_submissions_links(api, alice, m
     assert sent == read
 
 
-def test_the_queue_limit_answers_503_with_retry_after(make_api, mp4_bytes):
-    api = make_api(queue_limit=2)
+@pytest.mark.parametrize(("limit", "waiting"), [(1, "1 task waiting"), (2, "2 tasks waiting")])
+def test_the_queue_limit_answers_503_with_retry_after(make_api, mp4_bytes, limit, waiting):
+    api = make_api(queue_limit=limit)
     alice, bob = api.key("alice"), api.key("bob")
-    for _ in range(2):
+    for _ in range(limit):
         submitted(api, alice, mp4_bytes())
     full = submit(api, alice, mp4_bytes())
     assert full.status_code == 503, full.text
     assert full.json()["error"]["code"] == "QUEUE_FULL"
+    assert full.json()["error"]["message"].startswith(f"You have {waiting}, the most")
     assert int(full.headers["retry-after"]) > 0
-    assert len(uploads(api)) == 2  # the refused upload is not kept
+    assert len(uploads(api)) == limit  # the refused upload is not kept
     submitted(api, bob, mp4_bytes())  # the limit is per owner
 
 
