@@ -121,6 +121,9 @@ def test_every_operation_refuses_query_parameters_it_does_not_declare(api, alice
     assert len(operations) > 40
     for method, path, documented in operations:
         response = api.call(method, f"{path}?limt=1&sinse=2026-01-01T00:00:00Z", alice)
+        if method == "HEAD":  # GET's answer without its body
+            assert response.status_code == 422, (method, path)
+            continue
         error = assert_error(response, 422, "VALIDATION_ERROR")
         assert [d["field"] for d in error["details"]] == ["limt", "sinse"], (method, path)
         taken = ", ".join(sorted(documented)) or "none"
