@@ -85,6 +85,24 @@ def test_one_client_holds_at_most_its_cap_of_sockets(server):
     assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
 
 
+def test_refused_sockets_that_leave_at_once_cost_nothing(server):
+    """A client past its cap that drops each socket right after the handshake: every refusal
+    meets a closed socket (the module's log check asserts nothing went wrong)."""
+    url = _route(server)
+
+    async def hit_and_run() -> dict:
+        held = [await _connect(url, 30) for _ in range(8)]
+        for _ in range(12):
+            (await _connect(url, 30)).transport.abort()
+        extra = await _connect(url, 30)
+        try:
+            return await _tally([*held, extra])
+        finally:
+            await asyncio.gather(*(ws.close() for ws in [*held, extra]))
+
+    assert asyncio.run(hit_and_run()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 1}
+
+
 def test_one_route_holds_at_most_its_cap_of_conversations(server):
     url = _route(server)
 
