@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
 import msgspec
 from litestar import WebSocket, websocket
@@ -40,8 +39,6 @@ from service.schemas.live import (
     StateFrame,
     VisitorMessage,
 )
-
-log = logging.getLogger("service.live")
 
 # The largest frame a visitor may send, text or binary. The longest valid text frame is a
 # 4,000-character message of characters outside the BMP, each escaped as a \\uXXXX\\uXXXX pair:
@@ -135,8 +132,7 @@ class _Conversation:
                 await reader
         reason = self._ended.result()
         if reason != "closed":
-            with contextlib.suppress(Exception):  # the visitor may be gone already
-                await _farewell(self._socket, reason)
+            await _farewell(self._socket, reason)
         return reason
 
     async def _until_ended(self, work):
@@ -204,8 +200,9 @@ def _agent_frame(said: ReplyDelta | AgentMessage) -> DeltaFrame | MessageFrame:
 
 async def _farewell(socket: WebSocket, reason: str) -> None:
     """Tell the visitor why the conversation ends (or never began), and close the socket."""
-    await socket.send_text(_encode(StateFrame(state="ended", reason=reason)).decode())
-    await socket.close(code=_CLOSE_CODES.get(reason, 1000), reason=reason[:100])
+    with contextlib.suppress(Exception):  # the visitor may be gone already
+        await socket.send_text(_encode(StateFrame(state="ended", reason=reason)).decode())
+        await socket.close(code=_CLOSE_CODES.get(reason, 1000), reason=reason[:100])
 
 
 def _too_large(payload: str | bytes) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -17,11 +18,14 @@ HTTPS_PROXY = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "avatars.exampl
 
 
 @pytest.fixture(scope="module")
-def servers(start_serve_module) -> dict:
-    return {
+def servers(start_serve_module) -> Iterator[dict]:
+    servers = {
         "trusting": start_serve_module(AVATAR_TRUSTED_PROXIES="127.0.0.1"),
         "plain": start_serve_module(),
     }
+    yield servers
+    for server in servers.values():
+        assert not [line for line in server.log if "Traceback" in line or "ERROR" in line]
 
 
 def _route(server, headers: dict) -> dict:

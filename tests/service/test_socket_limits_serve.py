@@ -66,7 +66,10 @@ def server(tmp_path_factory):
     from tests.service.conftest import serve_starter
 
     with serve_starter(tmp_path_factory.mktemp("limits")) as start:
-        yield start()
+        server = start()
+        yield server
+        # The attacks get bounded answers, not faults.
+        assert not [line for line in server.log if "Traceback" in line or "ERROR" in line]
 
 
 def test_one_client_holds_at_most_its_cap_of_sockets(server):
@@ -80,6 +83,24 @@ def test_one_client_holds_at_most_its_cap_of_sockets(server):
             await asyncio.gather(*(ws.close() for ws in sockets))
 
     assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
+
+
+def test_refused_sockets_that_leave_at_once_cost_nothing(server):
+    """A client past its cap that drops each socket right after the handshake: every refusal
+    meets a closed socket (the module's log check asserts nothing went wrong)."""
+    url = _route(server)
+
+    async def hit_and_run() -> dict:
+        held = [await _connect(url, 30) for _ in range(8)]
+        for _ in range(12):
+            (await _connect(url, 30)).transport.abort()
+        extra = await _connect(url, 30)
+        try:
+            return await _tally([*held, extra])
+        finally:
+            await asyncio.gather(*(ws.close() for ws in [*held, extra]))
+
+    assert asyncio.run(hit_and_run()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 1}
 
 
 def test_one_route_holds_at_most_its_cap_of_conversations(server):
