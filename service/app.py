@@ -12,7 +12,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 import engine
-from service.api import auth
+from service.api import auth, body_limits
 from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
@@ -98,6 +98,7 @@ def create_app(
             app.state["ctx"] = ctx
             app.state["live"] = live = LiveConversations(ctx)
             auth.install(app.state, ctx)
+            body_limits.install(app.state, ctx)
             document_errors(app)
             if worker:
                 # Everything built so far lives as long as the worker: keep it out of the
