@@ -12,7 +12,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 import engine
-from service.api import auth, declared
+from service.api import auth, body_limits, declared
 from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
@@ -103,6 +103,7 @@ def create_app(
                 settings.max_sockets_per_client, settings.max_conversations_per_route
             )
             auth.install(app.state, ctx)
+            body_limits.install(app.state, ctx)
             declared.install(app)
             if worker:
                 # Everything built so far lives as long as the worker: keep it out of the

@@ -199,6 +199,23 @@ class Settings:
     max_upload_bytes: int = field(
         default=GIB, metadata=_option(_whole(1), "largest upscale upload, in bytes")
     )
+    # Uploads in progress (both file uploads; the idle limit holds for JSON bodies too).
+    upload_idle_s: float = field(
+        default=30.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a request body that pauses longer ends with 408"
+        ),
+    )
+    max_uploads_per_key: int = field(
+        default=4,
+        metadata=_option(_whole(1), "uploads in flight per API key, across all HTTP workers"),
+    )
+    min_free_bytes: int = field(
+        default=2 * GIB,
+        metadata=_option(
+            _whole(0), "an upload is refused (507) unless the data dir keeps this much free"
+        ),
+    )
     task_timeout_s: float = field(
         default=3600.0,
         metadata=_option(_seconds(zero_ok=False), "a task running longer ends TIMED_OUT"),

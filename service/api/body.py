@@ -16,6 +16,7 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 
+from service.api.body_limits import body_limits
 from service.api.openapi import ApiOperation
 from service.domain.errors import BadRequest, ValidationFailed
 
@@ -72,7 +73,9 @@ def decode_json(body: bytes, struct_type: type[T]) -> T:
 
 
 async def read_json(request: Request, struct_type: type[T]) -> T:
-    return decode_json(await request.body(), struct_type)
+    """The request's JSON body as `struct_type`, read within AVATAR_UPLOAD_IDLE_S pauses."""
+    body = b"".join([chunk async for chunk in body_limits(request).chunks(request)])
+    return decode_json(body, struct_type)
 
 
 def _inline_schema(struct_type: type) -> dict[str, Any]:

@@ -31,6 +31,14 @@ class PayloadTooLarge(ServiceError):
     """A body or upload over its size limit."""
 
 
+class RequestTimeout(ServiceError):
+    """A request body that stopped arriving (a pause longer than the idle limit)."""
+
+
+class InsufficientStorage(ServiceError):
+    """Too little free space to take an upload; retry later."""
+
+
 class UnsupportedMediaType(ServiceError):
     """A body sent with a content type the endpoint does not take."""
 
