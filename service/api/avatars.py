@@ -41,7 +41,7 @@ class AvatarsController(Controller):
         status_code=201,
         request_max_body_size=body_limit(MAX_IMAGE_BYTES),
         operation_class=_FORM,
-        responses=error_responses(415),
+        responses=error_responses(415, 507),
     )
     async def upload_avatar(self, request: Request) -> AvatarEnvelope:
         ctx, avatar_id = ctx_of(request), new_id("av")

@@ -37,6 +37,7 @@ _DESCRIPTIONS = {
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
     "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
+    "408": "REQUEST_TIMEOUT: the request body paused longer than AVATAR_UPLOAD_IDLE_S.",
     "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
     "410": "RESULT_EXPIRED: the result is past its availability, or was deleted.",
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
@@ -45,12 +46,13 @@ _DESCRIPTIONS = {
     "422": "VALIDATION_ERROR: a parameter is missing, unknown, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
+    "507": "INSUFFICIENT_STORAGE: the upload would leave less free disk than the service keeps.",
 }
 # Statuses only some operations answer: each declares them (`error_responses`).
-_DECLARED = {"403", "409", "410", "415", "416", "503"}
+_DECLARED = {"403", "409", "410", "415", "416", "503", "507"}
 # Statuses `ApiOperation` finds out from the operation itself: every handler offers them, and
 # the operation keeps those it can answer.
-_INFERRED = (400, 401, 404, 413, 422, 429)
+_INFERRED = (400, 401, 404, 408, 413, 422, 429)
 # Operation ids are the handlers' names (a generated client's function names); HEAD's carry this.
 HEAD_PREFIX = "head_"
 
@@ -73,8 +75,9 @@ def error_responses(*statuses: int) -> dict[int, ResponseSpec]:
 @dataclass
 class ApiOperation(Operation):
     """An operation documenting the error body for each status it can answer: 401 and 429
-    behind the API key, 404 with an id in the path, 422 with query parameters, 400, 413 and
-    422 with a body, and what the handler declares (in place of Litestar's generic 400)."""
+    behind the API key, 404 with an id in the path, 422 always (unknown query parameters),
+    400, 408, 413 and 422 with a body, and what the handler declares (in place of Litestar's
+    generic 400)."""
 
     def __post_init__(self) -> None:
         answered = self._inferred_statuses() | _DECLARED
@@ -95,7 +98,7 @@ class ApiOperation(Operation):
         if "path" in where:
             statuses.add("404")
         if self.request_body is not None:
-            statuses |= {"400", "413", "422"}
+            statuses |= {"400", "408", "413", "422"}
         if self.security:
             statuses |= {"401", "429"}
         return statuses

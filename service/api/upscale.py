@@ -54,7 +54,7 @@ class UpscaleController(Controller):
     @post(
         status_code=200,
         operation_class=_FORM,
-        responses=error_responses(415, 503),
+        responses=error_responses(415, 503, 507),
         summary="Upload a video and queue its upscale",
     )
     async def submit_upscale(

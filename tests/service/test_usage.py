@@ -140,6 +140,10 @@ def test_a_closed_route_conversation_is_billed_to_its_route(api, alice, wait_unt
     route = api.route(alice, agent["agent_id"])
     with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
         assert ws.receive_json()["state"] == "ready"
+        # Kept and billed from the visitor's first message.
+        ws.send_json({"type": "message", "text": "Hi"})
+        while ws.receive_json()["type"] != "message":
+            pass
         api.clock.advance(12.5)
     params = {"route_id": route["id"]}
 
