@@ -18,7 +18,7 @@ from service.domain.ids import new_id
 from service.domain.kinds import task_kind, task_kinds
 from service.domain.models import Task
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
-from service.domain.upscale import delete_result
+from service.domain.upscale.results import delete_result
 from service.store.sqlite import SqliteStore
 from service.workers.tasks import TaskWorker
 
