@@ -3,6 +3,8 @@
 - `service/store/` imports nothing of the service but `service.domain`;
 - `service/domain/` imports neither Litestar nor `service.store` (nor the HTTP layer);
 - `service/workers/` and `service/schemas/` do not import the HTTP layer (`service.api`);
+- `service/schemas/` are plain data: they get no `Context` (so no store, files or signing
+  key): views are made from what the domain read;
 - among the product's packages, only `engine/video/` imports PyAV.
 """
 
@@ -61,3 +63,8 @@ def test_only_the_video_layer_imports_pyav(path):
 @pytest.mark.parametrize("path", _modules("service/workers") + _modules("service/schemas"), ids=str)
 def test_workers_and_schemas_do_not_reach_into_the_http_layer(path):
     assert not any(_within(name, "service.api") for name in _imports(path)), path
+
+
+@pytest.mark.parametrize("path", _modules("service/schemas"), ids=str)
+def test_schemas_read_nothing(path):
+    assert "service.domain.context" not in _imports(path), path

@@ -12,7 +12,7 @@ import pytest
 
 from service.domain import task_runs as runs
 from service.domain.kinds import task_kinds
-from service.schemas.webhook_bodies import webhook_body
+from service.workers.webhook_bodies import webhook_body
 
 UPSCALE = "/v1/video/upscale"
 
