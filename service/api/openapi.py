@@ -4,10 +4,9 @@ client generators accept it whole.
 Handlers use `get`, `post` and `delete` from here instead of Litestar's. Each operation is built
 by `ApiOperation`, which documents the `{"error": {...}}` body (the `Error` component) for every
 error status the operation can answer, in place of Litestar's generic validation answer (this
-service answers validation errors with 422, not 400). `get` also
-declares HEAD, which the front door serves as GET without a body (`service.api.frontdoor`), and
-documents its answers without content. `file_download` documents a binary answer (200, and 206
-for a `Range`)."""
+service answers validation errors with 422, not 400). `get` also declares HEAD, which the
+front door serves as GET without a body (`service.api.frontdoor`), documented without content.
+`file_download` documents a binary answer (200, and 206 for a `Range`)."""
 
 from __future__ import annotations
 
@@ -46,7 +45,6 @@ _DESCRIPTIONS = {
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
-# Statuses only some operations answer: each declares them (`error_responses`).
 # Statuses only some operations answer: each declares them (`error_responses`).
 _DECLARED = {"403", "409", "410", "415", "416", "503"}
 # Statuses `ApiOperation` finds out from the operation itself: every handler offers them, and
