@@ -3,6 +3,8 @@
 - `service/store/` imports nothing of the service but `service.domain`;
 - `service/domain/` imports neither Litestar nor `service.store` (nor the HTTP layer);
 - `service/workers/` and `service/schemas/` do not import the HTTP layer (`service.api`);
+- `service/schemas/` are plain data: they get no `Context` (so no store, files or signing
+  key): views are made from what the domain read;
 - among the product's packages, only `engine/video/` imports PyAV;
 - the leaves (the error hierarchy, the outbound-address rule) import nothing of ours, and
   `service/responders/` takes nothing else from the domain, so the domain (which asks the
@@ -79,3 +81,8 @@ def test_leaves_import_nothing_of_ours(path):
 def test_responders_take_only_the_error_hierarchy_from_the_domain(path):
     domain = {n for n in _imports(path) if _within(n, "service.domain")}
     assert domain <= {"service.domain.errors"}, domain
+
+
+@pytest.mark.parametrize("path", _modules("service/schemas"), ids=str)
+def test_schemas_read_nothing(path):
+    assert "service.domain.context" not in _imports(path), path

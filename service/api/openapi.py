@@ -4,10 +4,9 @@ client generators accept it whole.
 Handlers use `get`, `post` and `delete` from here instead of Litestar's. Each operation is built
 by `ApiOperation`, which documents the `{"error": {...}}` body (the `Error` component) for every
 error status the operation can answer, in place of Litestar's generic validation answer (this
-service answers validation errors with 422, not 400). `get` also
-declares HEAD, which the front door serves as GET without a body (`service.api.frontdoor`), and
-documents its answers without content. `file_download` documents a binary answer (200, and 206
-for a `Range`)."""
+service answers validation errors with 422, not 400). `get` also declares HEAD, which the
+front door serves as GET without a body (`service.api.frontdoor`), documented without content.
+`file_download` documents a binary answer (200, and 206 for a `Range`)."""
 
 from __future__ import annotations
 

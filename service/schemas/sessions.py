@@ -8,8 +8,6 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
-from service.domain.avatars import avatar_names
-from service.domain.context import Context
 from service.schemas import compat
 from service.schemas.common import Identifier, StrictBody, Timestamp, Tools
 
@@ -78,20 +76,6 @@ class Session(compat.HostedSessionNames):
             idle_timeout=-1 if session.idle_timeout_min is None else session.idle_timeout_min,
             **compat.session_names(session, status, avatar_name),
         )
-
-
-async def session_views(
-    ctx: Context, sessions: list[models.Session], base_url: str
-) -> list[Session]:
-    """The views of `sessions` (each with its avatar's name); `base_url` starts the page links."""
-    names = await avatar_names(ctx, [session.avatar_id for session in sessions])
-    now = ctx.clock.now_ms()
-    return [Session.of(s, now, base_url, names.get(s.avatar_id)) for s in sessions]
-
-
-async def session_view(ctx: Context, session: models.Session, base_url: str) -> Session:
-    [view] = await session_views(ctx, [session], base_url)
-    return view
 
 
 class SessionBox(msgspec.Struct):

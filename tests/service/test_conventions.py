@@ -305,3 +305,45 @@ def test_openapi_documents_every_endpoint_and_the_error_body(api):
         headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]
         assert headers == ["Idempotency-Key"], submission
         assert "503" in operation["responses"], submission
+
+
+def test_openapi_declares_what_client_generators_need(api):
+    schema = api.get("/schema/openapi.json").json()
+    paths, components = schema["paths"], schema["components"]["schemas"]
+    for path, item in paths.items():
+        if "get" in item:  # HEAD wherever GET is, answering without a body
+            assert all("content" not in r for r in item["head"]["responses"].values()), path
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if status >= "400" and method != "head":
+                    body = response["content"]["application/json"]["schema"]
+                    assert body == {"$ref": "#/components/schemas/Error"}, (path, status)
+    submit = paths["/v1/video/upscale"]["post"]
+    [resolution] = [p for p in submit["parameters"] if p["name"] == "resolution"]
+    assert resolution["required"] and resolution["schema"]["enum"] == ["1080p", "2k", "4k"]
+    for path, media_type in [
+        ("/files/{task_id}/output.mp4", "video/mp4"),
+        ("/avatars/{file_name}", "image/png"),
+    ]:
+        responses = paths[path]["get"]["responses"]
+        for status in ("200", "206"):
+            body = responses[status]["content"][media_type]["schema"]
+            assert body == {"type": "string", "format": "binary"}, (path, status)
+    file_params = {
+        p["name"]: p["required"] for p in paths["/files/{task_id}/output.mp4"]["get"]["parameters"]
+    }
+    assert file_params == {"task_id": True, "expires": True, "signature": True, "Range": False}
+    [status] = [p for p in paths["/v1/agent-routes"]["get"]["parameters"] if p["name"] == "status"]
+    assert status["schema"] == {
+        "type": "string",
+        "enum": ["active", "expired", "revoked"],
+        "description": "Only the routes of this status.",
+    }
+    assert not status["required"]
+    assert components["Route"]["properties"]["created_at"]["format"] == "date-time"
+    assert {"type": "string", "format": "date-time"} in components["Session"]["properties"][
+        "ready_at"
+    ]["oneOf"]
+    agent_body = paths["/v1/agents"]["post"]["requestBody"]["content"]["application/json"]
+    arms = agent_body["schema"]["properties"]["tools"]["anyOf"]
+    assert {"type": "array", "items": {"type": "object"}} in arms

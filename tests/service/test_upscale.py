@@ -12,7 +12,7 @@ import pytest
 
 from service.domain import task_runs as runs
 from service.domain.kinds import task_kinds
-from service.schemas.webhook_bodies import webhook_body
+from service.workers.webhook_bodies import webhook_body
 
 UPSCALE = "/v1/video/upscale"
 
@@ -237,6 +237,31 @@ def test_a_bad_webhook_sent_before_the_file_is_refused_before_the_file_is_read(m
     second = api.client.post(f"{UPSCALE}?resolution=2k", content=late, headers=headers)
     assert second.status_code == 413, second.text
     assert uploads(api) == []
+
+
+@pytest.mark.parametrize(
+    ("late", "status", "token"),
+    [("tok", 200, "tok"), ("x" * 513, 422, None)],
+    ids=["kept", "judged"],
+)
+def test_a_webhook_token_sent_after_the_file_counts(api, alice, mp4_bytes, late, status, token):
+    """The URL before the file is judged when the file begins; a token after the file is
+    still taken (and judged) when the upload is accepted."""
+    parts = [
+        ("webhook_url", (None, "https://example.com/h")),
+        ("file", ("clip.mp4", mp4_bytes(), "video/mp4")),
+        ("webhook_token", (None, late)),
+    ]
+    response = api.post(f"{UPSCALE}?resolution=2k", alice, files=parts)
+    assert response.status_code == status, response.text
+    if status == 200:
+        task_id = response.json()["data"]["task_id"]
+        with api.client.portal() as portal:
+            task = portal.call(api.ctx.store.get_task, task_id)
+        assert (task.webhook.url, task.webhook.token) == ("https://example.com/h", token)
+    else:
+        assert response.json()["error"]["details"][0]["field"] == "webhook_token"
+        assert uploads(api) == []
 
 
 def test_a_text_part_is_bounded(api, alice, mp4_bytes):
