@@ -7,7 +7,7 @@ judges the filter on them. Each image is cropped at a seeded offset, area-downsc
 sent through H.264 at seeded CRFs from 18 to 28, as real inputs are; the 2x filter is then fitted
 by least squares per (bucket, phase), in closed form.
 
-Needs scikit-image (`pip install 'avatar-service[train]'`). About a minute of one CPU.
+Needs scikit-image (`pip install 'avatar-service[train]'`). About 10 s of one CPU.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ TRAINING = (
 )  # fmt: skip
 HELD_OUT = ("astronaut", "coffee", "chelsea")
 CRF_RANGE = (18.0, 28.0)
-# Strength thresholds: these quantiles of the training inputs' tensor traces.
-STRENGTH_QUANTILES = (1 / 3, 2 / 3)
+# The strength level: this quantile of the training inputs' tensor traces.
+STRENGTH_QUANTILE = 0.5
+# Coherence 1 above this ratio of the tensor's eigenvalue difference to their sum.
+COHERENCE_LEVEL = 0.5
 # Ridge term, relative to a bucket's mean diagonal: keeps rare buckets near the pooled fit.
 RIDGE = 1e-3
 
@@ -72,7 +74,7 @@ def degraded_pairs(
 
 def thresholds_for(inputs: list[np.ndarray]) -> np.ndarray:
     traces = np.concatenate([(lambda t: (t[0] + t[1]).ravel())(tensor(s)) for s in inputs])
-    return np.quantile(traces, STRENGTH_QUANTILES).astype(np.float32)
+    return np.array([np.quantile(traces, STRENGTH_QUANTILE), COHERENCE_LEVEL], np.float32)
 
 
 def normal_equations(
@@ -123,7 +125,7 @@ def _versions() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m engine.train_detail", description=__doc__)
     parser.add_argument("--seed", type=int, default=20)
-    parser.add_argument("--per-image", type=int, default=3, help="degraded copies per image")
+    parser.add_argument("--per-image", type=int, default=6, help="degraded copies per image")
     parser.add_argument("--out", type=Path, default=SHIPPED, help="default: %(default)s")
     args = parser.parse_args(argv)
     model = train((skimage_image(name) for name in TRAINING), args.seed, args.per_image)

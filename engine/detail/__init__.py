@@ -19,7 +19,7 @@ SHIPPED = Path(__file__).with_name("weights.npz")
 @dataclass(frozen=True)
 class Model:
     weights: np.ndarray  # float32 (BUCKETS, PHASES, TAPS), C-contiguous
-    thresholds: np.ndarray  # float32 (2,): trace levels of strength 1 and 2
+    thresholds: np.ndarray  # float32 (2,): trace level of strength 1, coherence level
     about: dict[str, object]  # how the weights were made
 
     def __post_init__(self) -> None:

@@ -10,10 +10,12 @@ source pixel p:
   and left to right, in float32 (exact: every partial sum is an integer below 2**24);
 - the angle bucket (0..7) is the 45-degree sector of (gxx - gyy, 2 gxy), whose angle is twice
   the gradient's: sector 0 is centred on 0 degrees, sector 2 on 90 (see `angle_sector`);
-- the strength bucket (0..2) counts the model's two thresholds that gxx + gyy reaches;
+- strength is 1 when the trace t = gxx + gyy reaches the model's level (thresholds[0]);
+- coherence is 1 when the edge is clear, (gxx - gyy)**2 + (2 gxy)**2 > (c t)**2 with
+  c = thresholds[1], every product and sum rounded to float32 on its own;
 - output pixel (2 y + py, 2 x + px) is the 5 x 5 window of S around p, times the weights of
-  bucket 3 * angle + strength and phase 2 * py + px, summed tap by tap (row by row) in
-  float32 from 0, plus 0.5, clamped to 0..255 and truncated.
+  bucket 4 * angle + 2 * strength + coherence and phase 2 * py + px, summed tap by tap (row by
+  row) in float32 from 0, plus 0.5, clamped to 0..255 and truncated.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 ANGLES = 8
-STRENGTHS = 3
-BUCKETS = ANGLES * STRENGTHS
+STRENGTHS = 2
+COHERENCES = 2
+BUCKETS = ANGLES * STRENGTHS * COHERENCES
 PHASES = 4
 RADIUS = 2
 TAPS = (2 * RADIUS + 1) ** 2
@@ -60,10 +63,12 @@ def tensor(plane: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def buckets(plane: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """Bucket (0..BUCKETS-1) of every pixel of the uint8 plane."""
     gxx, gyy, gxy = tensor(plane)
-    angle = angle_sector(gxx - gyy, gxy + gxy)
+    a, b = gxx - gyy, gxy + gxy
     trace = gxx + gyy
-    strength = (trace >= thresholds[0]).astype(np.int64) + (trace >= thresholds[1])
-    return angle * STRENGTHS + strength
+    strength = (trace >= thresholds[0]).astype(np.int64)
+    spread = thresholds[1] * trace
+    coherence = (a * a + b * b > spread * spread).astype(np.int64)
+    return (angle_sector(a, b) * STRENGTHS + strength) * COHERENCES + coherence
 
 
 def windows(plane: np.ndarray) -> np.ndarray:

@@ -10,18 +10,20 @@
 namespace avatar {
 
 inline constexpr int kDetailAngles = 8;
-inline constexpr int kDetailStrengths = 3;
-inline constexpr int kDetailBuckets = kDetailAngles * kDetailStrengths;
+inline constexpr int kDetailStrengths = 2;
+inline constexpr int kDetailCoherences = 2;
+inline constexpr int kDetailBuckets = kDetailAngles * kDetailStrengths * kDetailCoherences;
 inline constexpr int kDetailPhases = 4;  // 2 * py + px of output pixel (2 y + py, 2 x + px)
 inline constexpr int kDetailRadius = 2;  // the 5 x 5 window; gradients also reach 2 pixels
 inline constexpr int kDetailTaps = (2 * kDetailRadius + 1) * (2 * kDetailRadius + 1);
-// Buckets padded to a power of two: a table row is one or two whole vectors.
+// A table row holds every bucket: one or two whole vectors.
 inline constexpr int kDetailTableBuckets = 32;
+static_assert(kDetailBuckets <= kDetailTableBuckets);
 
 // weights: [kDetailBuckets][kDetailPhases][kDetailTaps] as training writes them.
 struct DetailModel {
   const float* weights;
-  float thresholds[2];  // trace levels from which strength is 1 and 2
+  float thresholds[2];  // the trace level of strength 1; the coherence level
 };
 
 // The weights transposed for the passes: table[(phase * kDetailTaps + tap) *
@@ -41,7 +43,8 @@ struct DetailKernel {
               uint8_t* odd);
 };
 
-// Sector 0..7 of (a, b), as reference.angle_sector: products rounded once, never fused.
+// Sector 0..7 of (a, b), as reference.angle_sector. The bucket's rounded products and sums
+// must not be fused (the detail files are built with -ffp-contract=off).
 inline constexpr float kTan22_5 = 0.41421356237309503f;
 
 const DetailKernel& detail_scalar();

@@ -54,13 +54,16 @@ AVATAR_INLINE __m256i buckets(const float* const* rows, int i, const DetailTable
   __m256i sector = select(near_b, pick(b_nonneg, 2, 6), diagonal);
   sector = select(near_a, pick(a_nonneg, 0, 4), sector);
   const __m256 trace = _mm256_add_ps(gxx, gyy);
-  // A true compare is all ones (-1): subtracting it counts the thresholds reached.
-  const __m256i s1 =
+  const __m256 spread = _mm256_mul_ps(_mm256_set1_ps(table.thresholds[1]), trace);
+  const __m256 length = _mm256_add_ps(_mm256_mul_ps(a, a), _mm256_mul_ps(b, b));
+  // A true compare is all ones (-1): bucket = (sector * 2 + strength) * 2 + coherence.
+  const __m256i strong =
       _mm256_castps_si256(_mm256_cmp_ps(trace, _mm256_set1_ps(table.thresholds[0]), _CMP_GE_OQ));
-  const __m256i s2 =
-      _mm256_castps_si256(_mm256_cmp_ps(trace, _mm256_set1_ps(table.thresholds[1]), _CMP_GE_OQ));
-  const __m256i bucket = _mm256_mullo_epi32(sector, _mm256_set1_epi32(kDetailStrengths));
-  return _mm256_sub_epi32(_mm256_sub_epi32(bucket, s1), s2);
+  const __m256i coherent =
+      _mm256_castps_si256(_mm256_cmp_ps(length, _mm256_mul_ps(spread, spread), _CMP_GT_OQ));
+  const __m256i bucket =
+      _mm256_sub_epi32(_mm256_slli_epi32(sector, 2), _mm256_add_epi32(strong, strong));
+  return _mm256_sub_epi32(bucket, coherent);
 }
 
 AVATAR_INLINE __m256i to_u8(__m256 sum) {

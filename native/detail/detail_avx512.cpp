@@ -45,12 +45,15 @@ AVATAR_INLINE __m512i buckets(const float* const* rows, int i, const DetailTable
   __m512i sector = _mm512_mask_blend_epi32(near_b, diagonal, pick(b_nonneg, 2, 6));
   sector = _mm512_mask_blend_epi32(near_a, sector, pick(a_nonneg, 0, 4));
   const __m512 trace = _mm512_add_ps(gxx, gyy);
-  const __mmask16 s1 = _mm512_cmp_ps_mask(trace, _mm512_set1_ps(table.thresholds[0]), _CMP_GE_OQ);
-  const __mmask16 s2 = _mm512_cmp_ps_mask(trace, _mm512_set1_ps(table.thresholds[1]), _CMP_GE_OQ);
-  const __m512i one = _mm512_set1_epi32(1);
-  __m512i bucket = _mm512_mullo_epi32(sector, _mm512_set1_epi32(kDetailStrengths));
-  bucket = _mm512_mask_add_epi32(bucket, s1, bucket, one);
-  return _mm512_mask_add_epi32(bucket, s2, bucket, one);
+  const __mmask16 strong =
+      _mm512_cmp_ps_mask(trace, _mm512_set1_ps(table.thresholds[0]), _CMP_GE_OQ);
+  const __m512 spread = _mm512_mul_ps(_mm512_set1_ps(table.thresholds[1]), trace);
+  const __m512 length = _mm512_add_ps(_mm512_mul_ps(a, a), _mm512_mul_ps(b, b));
+  const __mmask16 coherent = _mm512_cmp_ps_mask(length, _mm512_mul_ps(spread, spread), _CMP_GT_OQ);
+  // bucket = (sector * 2 + strength) * 2 + coherence
+  __m512i bucket = _mm512_slli_epi32(sector, 2);
+  bucket = _mm512_mask_add_epi32(bucket, strong, bucket, _mm512_set1_epi32(2));
+  return _mm512_mask_add_epi32(bucket, coherent, bucket, _mm512_set1_epi32(1));
 }
 
 AVATAR_INLINE __m512i to_u8(__m512 sum) {

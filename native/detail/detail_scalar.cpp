@@ -29,9 +29,11 @@ int bucket(const float* const* rows, int i, const float* thresholds) {
       gxy += gx * gy;
     }
   }
-  const float trace = gxx + gyy;
-  const int strength = (trace >= thresholds[0] ? 1 : 0) + (trace >= thresholds[1] ? 1 : 0);
-  return angle_sector(gxx - gyy, gxy + gxy) * kDetailStrengths + strength;
+  const float a = gxx - gyy, b = gxy + gxy, trace = gxx + gyy;
+  const int strength = trace >= thresholds[0] ? 1 : 0;
+  const float spread = thresholds[1] * trace;
+  const int coherence = a * a + b * b > spread * spread ? 1 : 0;
+  return (angle_sector(a, b) * kDetailStrengths + strength) * kDetailCoherences + coherence;
 }
 
 uint8_t round_to_u8(float sum) {

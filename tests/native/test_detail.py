@@ -11,7 +11,7 @@ import pytest
 import engine
 from engine import _native
 from engine.detail import shipped
-from engine.detail.reference import upscale2x
+from engine.detail.reference import BUCKETS, PHASES, TAPS, buckets, upscale2x
 
 ALL_ISAS = ("scalar", "avx2", "avx512")
 
@@ -51,8 +51,6 @@ def test_scalar_is_the_reference_exactly(shape):
 
 
 def test_every_bucket_is_exercised():
-    from engine.detail.reference import BUCKETS, buckets
-
     used = np.unique(buckets(textured(64, 129), shipped().thresholds))
     assert len(used) == BUCKETS
 
@@ -104,8 +102,8 @@ BAD = [
     ({"plane": np.zeros((4, 4, 3), np.uint8)}, "2-D"),
     ({"plane": np.zeros((4, 4), np.int16)}, "uint8"),
     ({"plane": np.zeros((4, 16385), np.uint8)}, "plane width"),
-    ({"weights": np.zeros((24, 4, 24), np.float32)}, "weights must have shape"),
-    ({"weights": np.full((24, 4, 25), np.nan, np.float32)}, "finite"),
+    ({"weights": np.zeros((BUCKETS, PHASES, TAPS - 1), np.float32)}, "weights must have shape"),
+    ({"weights": np.full((BUCKETS, PHASES, TAPS), np.nan, np.float32)}, "finite"),
     ({"thresholds": np.zeros(3, np.float32)}, "thresholds"),
     ({"threads": 0}, "threads"),
     ({"out": np.zeros((8, 9), np.uint8)}, "out must be"),
