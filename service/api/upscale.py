@@ -45,6 +45,8 @@ _FORM = multipart_body(
     {
         "webhook_url": "https URL (at most 1,000 bytes) to POST the final status to.",
         "webhook_token": "Sent as `Authorization: Bearer <token>` with the webhook (<= 512 bytes).",
+        "filter": "Resampling filter: lanczos3, bicubic, bilinear or detail (the learned filter "
+        "for luma, Lanczos3 for chroma). Default: the server's AVATAR_FILTER.",
     },
 )
 
@@ -137,7 +139,7 @@ async def _submit(request: Request, resolution: str | None, idempotency_key: str
     form = UploadForm(
         "file",
         "the video",
-        (domain.WEBHOOK_URL, domain.WEBHOOK_TOKEN),
+        (domain.WEBHOOK_URL, domain.WEBHOOK_TOKEN, domain.FILTER),
         ctx.settings.max_upload_bytes,
         digest=idempotency_key is not None,
     )

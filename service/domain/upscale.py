@@ -33,6 +33,7 @@ KIND = "upscale"
 # The submission's text fields (beside the `file` part).
 WEBHOOK_URL = "webhook_url"
 WEBHOOK_TOKEN = "webhook_token"
+FILTER = "filter"  # the resampling filter; AVATAR_FILTER when absent
 # Billing counts at least this many seconds per completed upscale.
 MIN_BILLABLE_S = 5.0
 
@@ -41,6 +42,7 @@ MIN_BILLABLE_S = 5.0
 class UpscaleRequest:
     resolution: str
     webhook: WebhookTarget | None
+    filter: str
 
 
 def check_resolution(resolution: str | None) -> str:
@@ -54,15 +56,24 @@ def check_resolution(resolution: str | None) -> str:
 _RESOLUTIONS = ", ".join(engine.RESOLUTIONS)
 
 
+def check_filter(filter: str | None, default: str) -> str:
+    if filter is None:
+        return default
+    if filter not in engine.FILTERS:
+        raise ValidationFailed.field(FILTER, f"must be one of {', '.join(engine.FILTERS)}")
+    return filter
+
+
 def check_request(
     ctx: Context,
     resolution: str | None,
     webhook_url: str | None,
     webhook_token: str | None,
     links_base: str,
+    filter: str | None = None,
 ) -> UpscaleRequest:
-    """The request's own checks, in order: the resolution, then the webhook fields.
-    `links_base` starts the links of the answers (and of the webhook's body)."""
+    """The request's own checks, in order: the resolution, then the webhook fields, then the
+    filter. `links_base` starts the links of the answers (and of the webhook's body)."""
     return UpscaleRequest(
         check_resolution(resolution),
         check_target(
@@ -73,6 +84,7 @@ def check_request(
             token_field=WEBHOOK_TOKEN,
             links_base=links_base,
         ),
+        check_filter(filter, ctx.settings.filter),
     )
 
 
@@ -81,7 +93,7 @@ def check_form(
 ) -> UpscaleRequest:
     """`check_request` of a submission whose webhook comes in the form's text fields."""
     url, token = fields.get(WEBHOOK_URL), fields.get(WEBHOOK_TOKEN)
-    return check_request(ctx, resolution, url, token, links_base)
+    return check_request(ctx, resolution, url, token, links_base, fields.get(FILTER))
 
 
 def _inspect(path: str, resolution: str, max_bytes: int) -> dict[str, Any]:
@@ -118,7 +130,7 @@ async def inspect_upload(ctx: Context, task_id: str, resolution: str) -> dict[st
 
 def fingerprint(request: UpscaleRequest, upload_digest: str) -> str:
     """What makes two submissions the same request (for Idempotency-Key)."""
-    parts = [request.resolution, upload_digest]
+    parts = [request.resolution, request.filter, upload_digest]
     if request.webhook is not None:
         parts += [request.webhook.url, request.webhook.token or ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
@@ -134,7 +146,11 @@ async def submit_upscale(
 ) -> Task:
     """Queue the upscale of the video uploaded as `task_id`; an earlier task when this repeats
     an idempotent submission (the new upload is then dropped)."""
-    params = {"resolution": request.resolution, "input_key": upload_key(task_id)}
+    params = {
+        "resolution": request.resolution,
+        "filter": request.filter,
+        "input_key": upload_key(task_id),
+    }
     task = new_task(
         task_id, owner_id, KIND, params, ctx.clock.now_ms(), request.webhook, input=facts
     )
@@ -191,7 +207,8 @@ class Upscale:
                     src,
                     dst,
                     task.params["resolution"],
-                    filter=settings.filter,
+                    # Tasks queued before submissions chose a filter ran AVATAR_FILTER.
+                    filter=task.params.get("filter", settings.filter),
                     kernel=settings.kernel,
                     preset=settings.x264_preset,
                     crf=settings.x264_crf,

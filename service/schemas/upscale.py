@@ -55,6 +55,7 @@ class UpscaleTask(TaskView, kw_only=True):
     only when FAILED or TIMED_OUT."""
 
     resolution: str
+    filter: str | msgspec.UnsetType = _UNSET  # absent on tasks queued before it was chosen
     input: UpscaleInput
     result: UpscaleResult | msgspec.UnsetType = _UNSET
     billing: Billing | msgspec.UnsetType = _UNSET
@@ -75,6 +76,7 @@ class UpscaleTask(TaskView, kw_only=True):
         return cls(
             **task_view_fields(task, base_url, queue_position),
             resolution=task.params["resolution"],
+            filter=task.params.get("filter", _UNSET),
             input=_input(task.input or {}),
             result=_result(task, base_url + file_link) if completed and file_link else _UNSET,
             billing=_billing(task) if completed else _UNSET,
