@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import _native, upscale
+from engine import _native, probe, upscale
 from engine.detail import Model, load, save, shipped
 from engine.detail.reference import BUCKETS, PHASES, TAPS
 from engine.resample import resample_with_isa
@@ -18,6 +18,7 @@ from engine.train_detail import train
 from engine.video.degrade import area_downscale, degrade
 from engine.video.geometry import Orientation
 from engine.video.planes import FrameScaler, plane_array, plane_targets
+from service.cli import main
 
 
 def picture(height: int, width: int, seed: int = 0) -> np.ndarray:
@@ -125,6 +126,14 @@ def test_upscale_with_detail(clip, tmp_path):
         clip("four_x_cap"), tmp_path / "out.mp4", "4k", filter="detail", preset="ultrafast"
     )
     assert (result.width, result.height) == (384, 256)
+
+
+def test_cli_takes_filter_detail(clip, tmp_path, capsys):
+    dst = tmp_path / "out.mp4"
+    argv = ["upscale", str(clip("four_x_cap")), str(dst), "--resolution", "4k",
+            "--filter", "detail", "--preset", "ultrafast", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    assert probe(dst).width == 384
 
 
 def test_tiny_training_run_is_reproducible_and_usable(tmp_path):
