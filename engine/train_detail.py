@@ -36,6 +36,8 @@ STRENGTH_QUANTILE = 0.5
 COHERENCE_LEVEL = 0.5
 # Ridge term, relative to a bucket's mean diagonal: keeps rare buckets near the pooled fit.
 RIDGE = 1e-3
+# Degraded copies of each image, each at its own crop offset and CRF.
+PER_IMAGE = 6
 
 
 def luma(image: np.ndarray) -> np.ndarray:
@@ -67,14 +69,19 @@ def degraded_pairs(
     rng = np.random.default_rng(seed)
     for image in images:
         for _ in range(per_image):
+            # Moving the origin moves the downscale's blocks and the codec's macroblocks.
             dy, dx = rng.integers(0, 4, size=2)
             crf = float(np.round(rng.uniform(*CRF_RANGE), 1))
             yield degrade(image[dy:, dx:], 2, crf)
 
 
 def thresholds_for(inputs: list[np.ndarray]) -> np.ndarray:
-    traces = np.concatenate([(lambda t: (t[0] + t[1]).ravel())(tensor(s)) for s in inputs])
-    return np.array([np.quantile(traces, STRENGTH_QUANTILE), COHERENCE_LEVEL], np.float32)
+    traces = []
+    for source in inputs:
+        gxx, gyy, _ = tensor(source)
+        traces.append((gxx + gyy).ravel())
+    level = np.quantile(np.concatenate(traces), STRENGTH_QUANTILE)
+    return np.array([level, COHERENCE_LEVEL], np.float32)
 
 
 def normal_equations(
@@ -109,7 +116,7 @@ def solve(gram: np.ndarray, cross: np.ndarray) -> np.ndarray:
     return weights.astype(np.float32)
 
 
-def train(images: Iterable[np.ndarray], seed: int, per_image: int = 3) -> Model:
+def train(images: Iterable[np.ndarray], seed: int, per_image: int = PER_IMAGE) -> Model:
     """Fit a model on `images` (uint8 luma planes), degraded as described above."""
     pairs = list(degraded_pairs(images, seed, per_image))
     thresholds = thresholds_for([source for _, source in pairs])
@@ -125,7 +132,7 @@ def _versions() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m engine.train_detail", description=__doc__)
     parser.add_argument("--seed", type=int, default=20)
-    parser.add_argument("--per-image", type=int, default=6, help="degraded copies per image")
+    parser.add_argument("--per-image", type=int, default=PER_IMAGE, help="copies per image")
     parser.add_argument("--out", type=Path, default=SHIPPED, help="default: %(default)s")
     args = parser.parse_args(argv)
     model = train((skimage_image(name) for name in TRAINING), args.seed, args.per_image)

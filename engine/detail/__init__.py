@@ -1,6 +1,6 @@
-"""The learned `detail` filter's model: per-bucket, per-phase 5 x 5 weights and the strength
-thresholds, shipped as `weights.npz` beside this file (made by `python -m engine.train_detail`,
-which records its command and library versions in the file)."""
+"""The learned `detail` filter's model: per-bucket, per-phase 5 x 5 weights and the levels that
+pick a pixel's bucket, shipped as `weights.npz` beside this file (made by
+`python -m engine.train_detail`, which records its command and library versions in the file)."""
 
 from __future__ import annotations
 
