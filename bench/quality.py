@@ -4,9 +4,9 @@ Each held-out photo (scikit-image's astronaut, coffee and chelsea: never trained
 into luma, cropped to whole blocks, area-downscaled by 2 or 3 and sent through H.264 at CRF 18
 or 23 (`engine.video.degrade`, as training does), then upscaled back to its size by each method.
 The tables give PSNR and SSIM of each result's Y against the original. The speed table times
-each method on one 1080p luma plane -> 3840x2160 on one thread, the methods taking turns in a
-shuffled order on every repetition, medians of `--repeats` samples; `--picture` writes a PNG of
-one crop under each method.
+each method on one luma plane, 1080p -> 3840x2160 (and 1.5x and 4x fits) on one thread, the
+methods taking turns in a shuffled order on every repetition, medians of `--repeats` samples;
+`--picture` writes a PNG of one crop under each method.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from engine.train_detail import HELD_OUT, skimage_image
 from engine.video.degrade import degrade
 
 Method = Callable[[np.ndarray, int, int], np.ndarray]
+Sample = tuple[float, float]  # wall and CPU milliseconds
 CASES = [(factor, crf) for factor in (2, 3) for crf in (18, 23)]
 
 
@@ -97,18 +98,22 @@ def quality_table(found: dict[tuple[str, int, int], dict[str, tuple[float, float
     return "\n".join(lines)
 
 
-def timings(repeats: int) -> dict[str, tuple[float, float]]:
-    """Median (wall, CPU) ms of each method for 1080p luma -> 3840x2160, interleaved."""
-    plane = natural_yuv420p(1920, 1080)[0]
-    samples: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
+# (source, output) sizes timed: the issue's bar (2x), then the box fit's 1.5x and 4x.
+SIZES = [((1920, 1080), (3840, 2160)), ((1280, 720), (1920, 1080)), ((960, 540), (3840, 2160))]
+
+
+def timings(repeats: int, source: tuple[int, int], size: tuple[int, int]) -> dict[str, Sample]:
+    """Median (wall, CPU) ms of each method for a `source` luma plane -> `size`, interleaved."""
+    plane = natural_yuv420p(*source)[0]
+    samples: dict[str, list[Sample]] = {m: [] for m in METHODS}
     for run in METHODS.values():  # warm-up: tables, model, page faults
-        run(plane, 3840, 2160)
+        run(plane, *size)
     order = list(METHODS)
     for _ in range(repeats):
         random.shuffle(order)
         for method in order:
             start, cpu_start = time.perf_counter(), time.thread_time()
-            METHODS[method](plane, 3840, 2160)
+            METHODS[method](plane, *size)
             cpu = time.thread_time() - cpu_start
             samples[method].append(((time.perf_counter() - start) * 1e3, cpu * 1e3))
     return {
@@ -116,18 +121,22 @@ def timings(repeats: int) -> dict[str, tuple[float, float]]:
     }
 
 
-def timing_table(medians: dict[str, tuple[float, float]]) -> str:
+def timing_table(repeats: int) -> str:
     """Wall and CPU time: on a busy VM the wall time also counts the time other jobs held the
     CPU; the calling thread's CPU time (every method here runs on it) does not."""
-    wall_ref, cpu_ref = medians["Lanczos3"]
     lines = [
-        "| method | ms (median) | vs Lanczos3 | CPU ms | CPU vs Lanczos3 |",
-        "|---|---:|---:|---:|---:|",
+        "| luma plane | method | ms (median) | vs Lanczos3 | CPU ms | CPU vs Lanczos3 |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for method, (wall, cpu) in medians.items():
-        lines.append(
-            f"| {method} | {wall:.2f} | {wall / wall_ref:.2f}x | {cpu:.2f} | {cpu / cpu_ref:.2f}x |"
-        )
+    for source, size in SIZES:
+        medians = timings(repeats, source, size)
+        wall_ref, cpu_ref = medians["Lanczos3"]
+        case = "{}x{} -> {}x{}".format(*source, *size)
+        for method, (wall, cpu) in medians.items():
+            lines.append(
+                f"| {case} | {method} | {wall:.2f} | {wall / wall_ref:.2f}x | {cpu:.2f} | "
+                f"{cpu / cpu_ref:.2f}x |"
+            )
     return "\n".join(lines)
 
 
@@ -154,8 +163,8 @@ def main() -> None:
     isa = engine.kernel_info()["isa"]
     print(f"{date.today()}, commit {commit.stdout.strip() or '?'}, native variant {isa}\n")
     print(quality_table(scores()))
-    print(f"\n1080p -> 3840x2160 luma, one thread, median of {args.repeats} interleaved runs\n")
-    print(timing_table(timings(args.repeats)))
+    print(f"\nOne thread, medians of {args.repeats} interleaved runs\n")
+    print(timing_table(args.repeats))
     if args.picture:
         picture(args.picture)
         print(f"\nwrote {args.picture}: original, " + ", ".join(METHODS))
