@@ -56,11 +56,15 @@ def check_resolution(resolution: str | None) -> str:
 _RESOLUTIONS = ", ".join(engine.RESOLUTIONS)
 
 
-def check_filter(filter: str | None, default: str) -> str:
+def check_filter(ctx: Context, filter: str | None) -> str:
+    """The filter a submission asked for, or AVATAR_FILTER."""
+    settings = ctx.settings
     if filter is None:
-        return default
+        return settings.filter
     if filter not in engine.FILTERS:
         raise ValidationFailed.field(FILTER, f"must be one of {', '.join(engine.FILTERS)}")
+    if filter == "detail" and settings.kernel != "native":
+        raise ValidationFailed.field(FILTER, "detail needs the native kernel, not this server's")
     return filter
 
 
@@ -84,7 +88,7 @@ def check_request(
             token_field=WEBHOOK_TOKEN,
             links_base=links_base,
         ),
-        check_filter(filter, ctx.settings.filter),
+        check_filter(ctx, filter),
     )
 
 

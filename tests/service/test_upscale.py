@@ -388,6 +388,13 @@ def test_the_filter_field_is_kept_shown_and_used(make_api, mp4_bytes):
         assert api.get(f"{UPSCALE}/{task_id}", auth).json()["data"]["status"] == "COMPLETED"
 
 
+def test_detail_needs_the_native_kernel(make_api, mp4_bytes):
+    api = make_api(kernel="numba")
+    response = submit(api, api.key(), mp4_bytes(), data={"filter": "detail"})
+    assert response.status_code == 422, response.text
+    assert [d["field"] for d in response.json()["error"]["details"]] == ["filter"]
+
+
 def test_delete_is_refused_while_a_task_may_still_produce_a_result(api, alice, mp4_bytes):
     task_id = submitted(api, alice, mp4_bytes())["task_id"]
     response = api.post(f"{UPSCALE}/{task_id}/delete", alice)
