@@ -316,6 +316,14 @@ class Settings:
         ),
     )
 
+    def __post_init__(self) -> None:
+        # engine.resample has the learned filter only in its native kernel.
+        if self.filter == "detail" and self.kernel != "native":
+            raise SettingsError(
+                f"AVATAR_FILTER=detail needs AVATAR_KERNEL=native, not {self.kernel!r}: "
+                "the learned filter exists only in the native kernel"
+            )
+
     @property
     def database_path(self) -> Path:
         return self.data_dir / "avatar.db"

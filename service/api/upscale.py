@@ -16,7 +16,7 @@ from service.api.params import Cursor, Limit, RangeHeader, text
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.domain.upscale import results, status
-from service.domain.upscale.checks import RESOLUTIONS, WEBHOOK_TOKEN, WEBHOOK_URL
+from service.domain.upscale.checks import FILTER, RESOLUTIONS, WEBHOOK_TOKEN, WEBHOOK_URL
 from service.domain.upscale.status import UpscaleState
 from service.domain.upscale.submission import begin_upscale
 from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
@@ -40,6 +40,8 @@ _FORM = multipart_body(
     {
         WEBHOOK_URL: "https URL (at most 1,000 bytes) to POST the final status to.",
         WEBHOOK_TOKEN: "Sent as `Authorization: Bearer <token>` with the webhook (<= 512 bytes).",
+        FILTER: "Resampling filter: lanczos3, bicubic, bilinear or detail (the learned filter "
+        "for luma, Lanczos3 for chroma). Default: the server's AVATAR_FILTER.",
     },
 )
 
@@ -71,7 +73,7 @@ class UpscaleController(Controller):
         form = UploadForm(
             "file",
             "the video",
-            (WEBHOOK_URL, WEBHOOK_TOKEN),
+            (WEBHOOK_URL, WEBHOOK_TOKEN, FILTER),
             ctx.settings.max_upload_bytes,
             digest=key is not None,
         )

@@ -55,6 +55,7 @@ class UpscaleTask(TaskView, kw_only=True):
     only when FAILED or TIMED_OUT."""
 
     resolution: str
+    filter: str | msgspec.UnsetType = _UNSET  # absent on tasks queued before it was chosen
     input: UpscaleInput
     result: UpscaleResult | msgspec.UnsetType = _UNSET
     billing: Billing | msgspec.UnsetType = _UNSET
@@ -69,6 +70,7 @@ class UpscaleTask(TaskView, kw_only=True):
         return cls(
             **task_view_fields(task, base_url, state.queue_position),
             resolution=task.params["resolution"],
+            filter=task.params.get("filter", _UNSET),
             input=_input(task.input or {}),
             result=_UNSET if link is None else _result(task, base_url + link),
             billing=_billing(task) if completed else _UNSET,

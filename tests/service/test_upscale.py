@@ -65,6 +65,7 @@ def test_submission_answers_200_with_the_task_and_its_status_url(api, alice, mp4
         "stage": "queued",
         "progress": 0.0,
         "resolution": "1080p",
+        "filter": "lanczos3",
         "created_at": "2026-01-01T00:00:00.000Z",
         "updated_at": "2026-01-01T00:00:00.000Z",
         "started_at": None,
@@ -140,9 +141,12 @@ LONG_URL = "https://example.com/" + "a" * 981  # 1,001 bytes
         ("2k", {"webhook_url": "http://example.com/h"}, "webhook_url"),
         ("2k", {"webhook_url": "ftp://example.com/h"}, "webhook_url"),
         ("2k", {"webhook_url": "https://example.com/h", "other": "x"}, "other"),
+        ("2k", {"filter": "nearest"}, "filter"),
+        ("2k", {"filter": ""}, "filter"),
     ],
     ids=["missing-resolution", "bad-resolution", "resolution-first", "token-without-url",
-         "long-token", "long-url", "http-url", "ftp-url", "unknown-part"],
+         "long-token", "long-url", "http-url", "ftp-url", "unknown-part", "bad-filter",
+         "empty-filter"],
 )  # fmt: skip
 def test_synchronous_checks_name_the_field(api, alice, mp4_bytes, resolution, fields, field):
     response = submit(api, alice, mp4_bytes(), resolution, data=fields)
@@ -396,6 +400,26 @@ def test_a_completed_task_shows_its_result_and_billing(make_api, mp4_bytes):
     finished = api.post(f"{UPSCALE}/{task_id}/cancel", auth)
     assert finished.status_code == 409
     assert finished.json()["error"]["code"] == "TASK_FINISHED"
+
+
+def test_the_filter_field_is_kept_shown_and_used(make_api, mp4_bytes):
+    api = make_api(x264_preset="ultrafast", filter="bicubic")
+    auth = api.key()
+    default = submitted(api, auth, mp4_bytes())["task_id"]
+    chosen = submitted(api, auth, mp4_bytes(), data={"filter": "detail"})["task_id"]
+    assert api.get(f"{UPSCALE}/{default}", auth).json()["data"]["filter"] == "bicubic"
+    assert api.get(f"{UPSCALE}/{chosen}", auth).json()["data"]["filter"] == "detail"
+    run_next(api)
+    run_next(api)
+    for task_id in (default, chosen):
+        assert api.get(f"{UPSCALE}/{task_id}", auth).json()["data"]["status"] == "COMPLETED"
+
+
+def test_detail_needs_the_native_kernel(make_api, mp4_bytes):
+    api = make_api(kernel="numba")
+    response = submit(api, api.key(), mp4_bytes(), data={"filter": "detail"})
+    assert response.status_code == 422, response.text
+    assert [d["field"] for d in response.json()["error"]["details"]] == ["filter"]
 
 
 def test_delete_is_refused_while_a_task_may_still_produce_a_result(api, alice, mp4_bytes):

@@ -1,5 +1,5 @@
-"""The checks of an upscale request: its resolution, its webhook (the form's text fields), and
-the inspection of the uploaded video (headers only, before the task is accepted)."""
+"""The checks of an upscale request: its resolution, its webhook and filter (the form's text
+fields), and the inspection of the uploaded video (headers only, before the task is accepted)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ _RESOLUTIONS = ", ".join(RESOLUTIONS)
 # The submission's text fields (beside the `file` part).
 WEBHOOK_URL = "webhook_url"
 WEBHOOK_TOKEN = "webhook_token"
+FILTER = "filter"  # the resampling filter; AVATAR_FILTER when absent
 
 
 def check_resolution(resolution: str | None) -> str:
@@ -28,6 +29,19 @@ def check_resolution(resolution: str | None) -> str:
     if resolution not in RESOLUTIONS:
         raise ValidationFailed.field("resolution", f"must be one of {_RESOLUTIONS}")
     return resolution
+
+
+def check_filter(ctx: Context, fields: Mapping[str, str]) -> str:
+    """The filter the form asks for, or AVATAR_FILTER."""
+    settings = ctx.settings
+    chosen = fields.get(FILTER)
+    if chosen is None:
+        return settings.filter
+    if chosen not in engine.FILTERS:
+        raise ValidationFailed.field(FILTER, f"must be one of {', '.join(engine.FILTERS)}")
+    if chosen == "detail" and settings.kernel != "native":
+        raise ValidationFailed.field(FILTER, "detail needs the native kernel, not this server's")
+    return chosen
 
 
 def check_webhook(ctx: Context, fields: Mapping[str, str], links_base: str) -> WebhookTarget | None:

@@ -21,6 +21,10 @@ class Upscale:
 
     def run(self, job: Job) -> engine.UpscaleResult:
         task, settings = job.task, job.settings
+        # Tasks queued before submissions chose a filter run AVATAR_FILTER. Only the native
+        # kernel has `detail`: a task queued for it runs there even if AVATAR_KERNEL changed.
+        filter = task.params.get("filter", settings.filter)
+        kernel = "native" if filter == "detail" else settings.kernel
 
         def progress(done: int, total: int) -> None:
             job.report("upscaling" if done < total else "finalizing", 0.99 * done / max(total, 1))
@@ -34,8 +38,8 @@ class Upscale:
                     src,
                     dst,
                     task.params["resolution"],
-                    filter=settings.filter,
-                    kernel=settings.kernel,
+                    filter=filter,
+                    kernel=kernel,
                     preset=settings.x264_preset,
                     crf=settings.x264_crf,
                     progress=progress,

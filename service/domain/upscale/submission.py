@@ -18,6 +18,7 @@ from service.domain.upscale import KIND
 from service.domain.upscale.checks import (
     WEBHOOK_TOKEN,
     WEBHOOK_URL,
+    check_filter,
     check_resolution,
     check_webhook,
     inspect_upload,
@@ -62,15 +63,16 @@ class UpscaleSubmission:
         ctx = self._ctx
         try:
             webhook = self._webhook_of(fields)
+            filter = check_filter(ctx, fields)
             facts = await inspect_upload(ctx, self.task_id, self.resolution)
-            params = {"resolution": self.resolution, "input_key": self.upload_key}
+            params = {"resolution": self.resolution, "filter": filter, "input_key": self.upload_key}
             task = new_task(
                 self.task_id, self._owner_id, KIND, params, ctx.clock.now_ms(), webhook,
                 input=facts,
             )  # fmt: skip
             idempotency = None
             if idempotency_key is not None:
-                digest = _fingerprint(self.resolution, webhook, upload_digest or "")
+                digest = _fingerprint(self.resolution, filter, webhook, upload_digest or "")
                 idempotency = IdempotencyKey(idempotency_key, digest)
             stored = await submit(ctx, task, idempotency)
         except BaseException:
@@ -89,9 +91,11 @@ class UpscaleSubmission:
         return self._webhook
 
 
-def _fingerprint(resolution: str, webhook: WebhookTarget | None, upload_digest: str) -> str:
+def _fingerprint(
+    resolution: str, filter: str, webhook: WebhookTarget | None, upload_digest: str
+) -> str:
     """What makes two submissions the same request (for Idempotency-Key)."""
-    parts: list[Any] = [resolution, upload_digest]
+    parts: list[Any] = [resolution, filter, upload_digest]
     if webhook is not None:
         parts += [webhook.url, webhook.token or ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
