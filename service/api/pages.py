@@ -14,6 +14,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from service.api.context import ctx_of, interactive_base
 from service.api.errors import error_response
 from service.domain import sessions as domain
+from service.domain.errors import echo
 from service.pages import views
 from service.pages.assets import ASSETS
 from service.schemas.sessions import SessionStatus, SessionStatusEnvelope
@@ -89,7 +90,7 @@ class PagesController(Controller):
         ctx = ctx_of(request)
         session = await domain.find_session(ctx, session_id)
         if session is None:
-            message = f"No session {session_id!r}."
+            message = f"No session {echo(session_id)}."
             return error_response(404, "NOT_FOUND", message, headers=_headers(request))
         status = SessionStatus(session_id=session_id, status=session.status(ctx.clock.now_ms()))
         return Response(SessionStatusEnvelope(status), headers=_headers(request))
