@@ -18,6 +18,7 @@ _DESCRIPTIONS = {
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
     "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
+    "408": "REQUEST_TIMEOUT: the body paused longer than AVATAR_UPLOAD_IDLE_S.",
     "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
     "410": "RESULT_EXPIRED: the result is past its availability, or was deleted.",
     "413": "PAYLOAD_TOO_LARGE: the body is over its limit.",
@@ -26,6 +27,7 @@ _DESCRIPTIONS = {
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
+    "507": "INSUFFICIENT_STORAGE: too little disk space for this upload; retry later.",
 }
 _DECLARED = {"403", "409", "410", "415", "416", "503"}
 
@@ -45,7 +47,9 @@ def _error_statuses(path: str, operation: Operation) -> list[str]:
     if any(getattr(p, "param_in", None) == "query" for p in operation.parameters or []):
         statuses.add("422")
     if operation.request_body is not None:
-        statuses |= {"400", "413", "422"}
+        statuses |= {"400", "408", "413", "422"}
+        if "multipart/form-data" in (operation.request_body.content or {}):
+            statuses.add("507")  # an upload needs room on disk
     if path.startswith("/v1/"):
         statuses |= {"401", "429"}
     return sorted(statuses)
