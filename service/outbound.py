@@ -57,7 +57,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
     if address is not None and not is_public(address):
         raise UrlRefused(f"names {address}, which is not a public address")
     if address is None and _private_name(host):
-        raise UrlRefused(f"names the host {host}, which is not a public host")
+        raise UrlRefused("names a host that leads only to this machine or a private network")
 
 
 def _split(url: str) -> SplitResult:

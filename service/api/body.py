@@ -18,7 +18,7 @@ from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 
 from service.api.body_limits import body_limits
 from service.api.openapi import ApiOperation
-from service.domain.errors import BadRequest, ValidationFailed
+from service.domain.errors import BadRequest, ValidationFailed, clip
 
 T = TypeVar("T")
 
@@ -39,8 +39,10 @@ def _validation_detail(message: str) -> tuple[str, str]:
         path = match["path"].lstrip(".")
         message = message[: match.start()]
     if (named := _UNKNOWN_FIELD.search(message)) or (named := _MISSING_FIELD.search(message)):
-        path = f"{path}.{named['name']}" if path else named["name"]
-    return path or "body", message
+        name = clip(named["name"])  # a client's field name, repeated at most ECHO_CHARS long
+        message = message[: named.start("name")] + name + message[named.end("name") :]
+        path = f"{path}.{name}" if path else name
+    return clip(path) or "body", message
 
 
 def _check_utf8(body: bytes) -> None:

@@ -115,7 +115,8 @@ def _validation_details(exc: ValidationException) -> list[dict[str, str]]:
     details = []
     for item in exc.extra if isinstance(exc.extra, list) else []:
         if isinstance(item, dict):
-            details.append({"field": str(item.get("key", "")), "message": str(item.get("message"))})
+            field, message = str(item.get("key", "")), str(item.get("message"))
+            details.append({"field": errors.clip(field), "message": errors.clip(message)})
     return details
 
 

@@ -15,6 +15,7 @@ from service.api.context import ctx_of, interactive_base
 from service.api.errors import error_response
 from service.api.openapi import get as get_documented
 from service.domain import sessions as domain
+from service.domain.errors import echo
 from service.pages import views
 from service.pages.assets import ASSETS
 from service.schemas.sessions import SessionPageStatus, SessionPageStatusEnvelope
@@ -90,7 +91,7 @@ class PagesController(Controller):
         ctx = ctx_of(request)
         session = await domain.find_session(ctx, session_id)
         if session is None:
-            message = f"No session {session_id!r}."
+            message = f"No session {echo(session_id)}."
             return error_response(404, "NOT_FOUND", message, headers=_headers(request))
         status = SessionPageStatus(session_id=session_id, status=session.status(ctx.clock.now_ms()))
         return Response(SessionPageStatusEnvelope(status), headers=_headers(request))

@@ -7,6 +7,7 @@ from litestar import Controller, Request
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, interactive_base, owner_of, public_base
 from service.api.openapi import get, post
+from service.api.responses import NO_STORE
 from service.domain import session_reads as reads
 from service.domain import sessions as domain
 from service.schemas.compat import SessionProfile, SessionProfileEnvelope
@@ -34,7 +35,12 @@ class SessionsController(Controller):
     path = "/interactive"
     tags = ("interactive sessions",)
 
-    @post("/start_session", operation_class=json_body(SessionStart), status_code=200)
+    @post(
+        "/start_session",
+        operation_class=json_body(SessionStart),
+        status_code=200,
+        response_headers=NO_STORE,  # the answer holds the session token
+    )
     async def start_session(self, request: Request) -> StartedSessionEnvelope:
         body = await read_json(request, SessionStart)
         started, token = await reads.start_named_session(
@@ -54,7 +60,7 @@ class SessionsController(Controller):
         [view] = _views(request, [found])
         return SessionEnvelope(SessionBox(view))
 
-    @get("/session/{session_id:str}/profile")
+    @get("/session/{session_id:str}/profile", response_headers=NO_STORE)  # a session token
     async def get_session_profile(
         self, request: Request, session_id: str
     ) -> SessionProfileEnvelope:

@@ -27,6 +27,7 @@ from service.domain.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationFailed,
+    clip,
 )
 from service.domain.files import BlobWriter, FileStore
 
@@ -91,7 +92,7 @@ async def receive_upload(
         await receiver.abort()
         leave_unread(request)
         if isinstance(exc, MultipartError):
-            raise BadRequest(f"The multipart body is malformed: {exc}.") from None
+            raise BadRequest(f"The multipart body is malformed: {_in_words(exc)}.") from None
         if isinstance(exc, RequestEntityTooLarge):
             raise PayloadTooLarge(_too_large(form.max_file_bytes)) from None
         raise
@@ -118,7 +119,16 @@ def _parser(content_type: str | None, form: UploadForm) -> PushMultipartParser:
     try:
         return PushMultipartParser(boundary, max_segment_count=_MAX_PARTS)
     except MultipartError as exc:
-        raise BadRequest(f"The multipart boundary is not valid: {exc}.") from None
+        raise BadRequest(f"The multipart boundary is not valid: {_in_words(exc)}.") from None
+
+
+def _in_words(exc: MultipartError) -> str:
+    """What the parser found wrong, as a sentence: its own words (the first argument), not
+    the exception's repr with the error it may carry (a part's headers that are not UTF-8)."""
+    if any(isinstance(arg, UnicodeError) for arg in exc.args):
+        return "a part's headers are not UTF-8 text"
+    words = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return clip(words.rstrip(".")) or "it cannot be parsed"
 
 
 def _too_large(limit: int) -> str:

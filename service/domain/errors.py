@@ -5,6 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+# The most of what a client sent (an id, a field name) an error message repeats.
+ECHO_CHARS = 100
+
+
+def clip(text: str) -> str:
+    """`text` as a message may repeat it: its first ECHO_CHARS characters, then "…"."""
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
+
+
+def echo(text: str) -> str:
+    """`clip(text)` quoted, with control characters escaped (a message is also logged)."""
+    return repr(clip(text))
+
 
 class ServiceError(Exception):
     """Base of every error the service reports to a client."""
@@ -51,6 +64,7 @@ class ValidationFailed(ServiceError):
 
     @classmethod
     def field(cls, field: str, message: str) -> ValidationFailed:
+        field = clip(field)  # some names come from the client (a multipart part's)
         return cls(f"{field}: {message}", [{"field": field, "message": message}])
 
 

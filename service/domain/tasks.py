@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import msgspec
 
 from service.domain.context import Context
-from service.domain.errors import IdempotencyKeyReused, NotFound, QueueFull, TaskFinished
+from service.domain.errors import IdempotencyKeyReused, NotFound, QueueFull, TaskFinished, echo
 from service.domain.models import (
     Admission,
     Delivery,
@@ -190,4 +190,4 @@ async def cancel(ctx: Context, owner_id: str, task_id: str, kind: Discards) -> T
 
 
 def not_found(task_id: str) -> NotFound:
-    return NotFound(f"No task {task_id!r}.")
+    return NotFound(f"No task {echo(task_id)}.")

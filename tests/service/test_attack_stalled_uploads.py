@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import select
 import socket
-import time
 from pathlib import Path
 
 import httpx
@@ -64,13 +63,11 @@ def test_a_stalled_body_ends_with_408_and_leaves_nothing(start_serve, poll):
         "headers only": _send(server, UPSCALE, 5_000_000, b""),
     }
     poll(lambda: len(_files(uploads)) == 2, timeout=10)  # the partial video and image
-    started = time.monotonic()
     for what, sock in stalls.items():
         with sock:
             answer, closed = _answer(sock)
         assert answer.startswith("HTTP/1.1 408"), (what, answer)
         assert '"code":"REQUEST_TIMEOUT"' in answer and closed, (what, answer)
-    assert time.monotonic() - started < 10
     poll(lambda: _files(uploads) == [], timeout=10)
     assert_clean_log(server)
 

@@ -94,6 +94,9 @@ UPLOADS = {
 # Templates whose {task_id} is an upscale task (elsewhere it is a generation task).
 UPSCALE_PATHS = ("/v1/video/upscale", "/files/")
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+EXCEPTION_REPR = re.compile(r"\b[A-Z]\w*(Error|Exception)\(")
+# Messages repeat at most 100 characters of the input; the rest of one is the service's words.
+MAX_MESSAGE = 400
 # Derandomized: every run draws the same examples, so a failure reproduces and a pass is not luck.
 FUZZ = settings(
     max_examples=25,
@@ -358,6 +361,9 @@ def assert_no_server_error(response, path_template: str) -> None:
         assert set(error) <= {"code", "message", "details"}, error
         assert ERROR_CODE.match(error["code"]), error
         assert isinstance(error["message"], str) and error["message"], error
+        # Words, not an exception's repr; and no long echo of what was sent.
+        assert not EXCEPTION_REPR.search(error["message"]), error
+        assert len(error["message"]) <= MAX_MESSAGE, error
 
 
 def test_every_endpoint_is_fuzzed(world):

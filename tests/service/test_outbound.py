@@ -24,13 +24,13 @@ CASES = [
     ("https://[::ffff:127.0.0.1]/", "::ffff:7f00:1, which is not", None),
     ("https://[fe80::1%25eth0]/", "%-encoded host", "%-encoded host"),
     ("https://[fe80::1]/", "fe80::1, which is not", None),
-    ("https://localhost/", "the host localhost, which is not", None),
-    ("https://LOCALHOST./", "the host localhost., which is not", None),
-    ("https://app.localhost/", "the host app.localhost, which", None),
-    ("https://ip6-localhost/", "the host ip6-localhost, which", None),
-    ("https://metadata.google.internal/", "metadata.google.internal, which", None),
-    ("https://printer.local/", "printer.local, which is not", None),
-    ("https://intranet/", "the host intranet, which is not", None),
+    ("https://localhost/", "leads only to this machine", None),
+    ("https://LOCALHOST./", "leads only to this machine", None),
+    ("https://app.localhost/", "leads only to this machine", None),
+    ("https://ip6-localhost/", "leads only to this machine", None),
+    ("https://metadata.google.internal/", "leads only to this machine", None),
+    ("https://printer.local/", "leads only to this machine", None),
+    ("https://intranet/", "leads only to this machine", None),
 ]
 # Refused whatever the setting: no address in a non-standard form, no smuggled characters.
 ALWAYS = [

@@ -168,7 +168,7 @@ def test_a_redirect_or_an_error_answer_is_a_failed_delivery(hooks, receiver, sta
         # A name that resolves to loopback (FixedDns), refused on its resolved address.
         ("hooks.example.test", "https", "hooks.example.test resolves to 127.0.0.1, which is"),
         # A loopback name, refused before any lookup (a URL stored before the rule was).
-        ("localhost", "https", "it names the host localhost, which is not a public host"),
+        ("localhost", "https", "it names a host that leads only to this machine"),
         ("hooks.example.test", "http", "The webhook URL is refused: it must be an https URL"),
     ],
 )
