@@ -137,8 +137,8 @@ def check_message(text: Any) -> str | None:
 
 async def _keep(ctx: Context, live: Live, now_ms: int) -> None:
     """Start keeping (and billing) the conversation from now, with what was said before."""
-    live.conversation = Conversation(
-        live.conversation_id, live.setup.owner_id, now_ms, now_ms, live.setup.route_id, None
+    live.conversation = msgspec.structs.replace(
+        live.conversation, started_ms=now_ms, alive_ms=now_ms
     )
     await ctx.store.add_conversation(live.conversation)
     live.kept = True
