@@ -274,13 +274,11 @@ class Settings:
     # Conversation sockets (the limits that protect the service from anonymous visitors).
     max_sockets_per_client: int = field(
         default=8,
-        metadata=_option(
-            _whole(1), "open conversation sockets per client address (per HTTP worker)"
-        ),
+        metadata=_option(_whole(1), "open conversation sockets per client address"),
     )
     max_conversations_per_route: int = field(
         default=50,
-        metadata=_option(_whole(1), "open conversation sockets per route (per HTTP worker)"),
+        metadata=_option(_whole(1), "open conversation sockets per route"),
     )
     conversation_idle_s: float = field(
         default=300.0,

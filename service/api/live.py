@@ -21,12 +21,12 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from service.api.proxies import client_address
-from service.domain import conversations, turns
+from service.domain import conversations, socket_caps, turns
 from service.domain.context import Context
 from service.domain.conversations import Setup
 from service.domain.errors import ValidationFailed
 from service.domain.live import LiveConversations
-from service.domain.socket_caps import ROUTE_FULL, TOO_MANY_SOCKETS, SocketCaps
+from service.domain.socket_caps import ROUTE_FULL, TOO_MANY_SOCKETS
 from service.domain.turns import AgentMessage, Live, ReplyDelta
 from service.responders import ResponderError
 from service.schemas.live import (
@@ -76,23 +76,26 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
         await socket.receive()  # the handshake, refused: nothing opens for this link
         await socket.close(code=4404, reason="this link admits no conversation")
         return
-    caps: SocketCaps = socket.app.state["socket_caps"]
-    client = client_address(socket.scope, ctx.settings.trusted_proxies)
-    if refused := caps.take(client, setup.route_id):
-        await socket.accept()
-        await _farewell(socket, refused)
-        return
-    try:
-        await _open_conversation(ctx, socket, setup)
-    finally:
-        caps.give_back(client, setup.route_id)
-
-
-async def _open_conversation(ctx: Context, socket: WebSocket, setup: Setup) -> None:
-    await socket.accept()
-    live = await turns.open_conversation(ctx, setup)
-    conversation = _Conversation(ctx, socket, live)
     watch: LiveConversations = socket.app.state["live"]
+    async with watch.serving():
+        live = turns.new_conversation(ctx, setup)
+        client = client_address(socket.scope, ctx.settings.trusted_proxies)
+        if refused := await socket_caps.hold(ctx, live, client):
+            await socket.accept()
+            await _farewell(socket, refused)
+            return
+        try:
+            await _converse_on(ctx, socket, watch, live)
+        finally:
+            await socket_caps.release(ctx, live)
+
+
+async def _converse_on(
+    ctx: Context, socket: WebSocket, watch: LiveConversations, live: Live
+) -> None:
+    await socket.accept()
+    await turns.open_conversation(ctx, live)
+    conversation = _Conversation(ctx, socket, live)
     reason = "closed"
     try:
         await watch.watch(live, conversation.end)

@@ -115,13 +115,16 @@ async def close(
 
 async def close_quiet(ctx: Context, quiet_since_ms: int | None = None) -> int:
     """Close conversations whose worker stopped stamping them (it died): they end, and are
-    billed, at their last stamp. Run by the sweeper, and on start-up for all that are open."""
+    billed, at their last stamp; the places their sockets held under the caps are dropped. Run
+    by the sweeper, and on start-up for all that are open."""
     closed = 0
     if quiet_since_ms is None:
         quiet_since_ms = ctx.clock.now_ms() - QUIET_MS
     while found := await ctx.store.conversations_gone_quiet(quiet_since_ms, 500):
         for conversation in found:
             closed += await close(ctx, conversation, "lost", conversation.alive_ms)
+    # Their sockets' places under the caps go too (they stopped counting at QUIET_MS already).
+    await ctx.store.drop_quiet_sockets(quiet_since_ms)
     return closed
 
 

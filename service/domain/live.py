@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from service.domain.context import Context
@@ -20,6 +20,8 @@ log = logging.getLogger("service.live")
 
 # How often the watch looks: a revoked route's sockets close well within a second.
 TICK_S = 0.1
+# How long a stopping process waits for its sockets to say goodbye and record their end.
+STOP_WAIT_S = 5.0
 
 
 @dataclass
@@ -34,6 +36,22 @@ class LiveConversations:
         self._ctx = ctx
         self._open: dict[str, _Watched] = {}
         self._task: asyncio.Task | None = None
+        self._serving = 0  # sockets between their opening and their last write
+        self._all_done = asyncio.Event()
+        self._all_done.set()
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Around a socket's whole life, its closing writes included: `stop` waits for them,
+        so they land before the store closes."""
+        self._serving += 1
+        self._all_done.clear()
+        try:
+            yield
+        finally:
+            self._serving -= 1
+            if not self._serving:
+                self._all_done.set()
 
     async def watch(self, live: Live, on_end: Callable[[str], None]) -> None:
         """Call `on_end(reason)` once when `live` must end (at once if it must already)."""
@@ -53,9 +71,12 @@ class LiveConversations:
         self._open.pop(live.conversation_id, None)
 
     async def stop(self, reason: str) -> None:
-        """End every open conversation (the process is shutting down) and the watch."""
+        """End every open conversation (the process is shutting down), let their sockets
+        finish (for up to STOP_WAIT_S), and end the watch."""
         for watched in list(self._open.values()):
             self._end(watched, reason)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._all_done.wait(), STOP_WAIT_S)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

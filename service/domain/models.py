@@ -143,6 +143,16 @@ class Conversation(msgspec.Struct, frozen=True):
     end_reason: str | None = None
 
 
+class SocketHold(msgspec.Struct, frozen=True):
+    """An open conversation socket, as the caps count it (`socket_id`: its conversation's id,
+    kept or not)."""
+
+    socket_id: str
+    client: str
+    route_id: str | None
+    alive_ms: int
+
+
 class Message(msgspec.Struct, frozen=True):
     conversation_id: str
     seq: int

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from service.domain.context import Context
 from service.domain.conversations import Setup, close
 from service.domain.errors import ValidationFailed
@@ -60,15 +62,24 @@ class Live:
         return self._seq, f"{self.conversation_id}.{self._seq}"
 
 
-async def open_conversation(ctx: Context, setup: Setup) -> Live:
+def new_conversation(ctx: Context, setup: Setup) -> Live:
+    """A conversation about to open (its id and numbering); nothing is kept yet."""
     now = ctx.clock.now_ms()
     conversation = Conversation(
         new_id("cnv"), setup.owner_id, now, now, setup.route_id, setup.session_id
     )
-    kept = setup.session_id is not None
-    if kept:
-        await ctx.store.add_conversation(conversation)
-    return Live(conversation, setup, kept)
+    return Live(conversation, setup, kept=False)
+
+
+async def open_conversation(ctx: Context, live: Live) -> None:
+    """Its socket is open: a session's conversation is kept from now (a route's waits for the
+    visitor's first message)."""
+    now = ctx.clock.now_ms()
+    live.heard_ms = now
+    if live.setup.session_id is not None:
+        live.conversation = msgspec.structs.replace(live.conversation, started_ms=now, alive_ms=now)
+        await ctx.store.add_conversation(live.conversation)
+        live.kept = True
 
 
 async def greet(ctx: Context, live: Live) -> AgentMessage | None:
@@ -126,8 +137,8 @@ def check_message(text: Any) -> str | None:
 
 async def _keep(ctx: Context, live: Live, now_ms: int) -> None:
     """Start keeping (and billing) the conversation from now, with what was said before."""
-    live.conversation = Conversation(
-        live.conversation_id, live.setup.owner_id, now_ms, now_ms, live.setup.route_id, None
+    live.conversation = msgspec.structs.replace(
+        live.conversation, started_ms=now_ms, alive_ms=now_ms
     )
     await ctx.store.add_conversation(live.conversation)
     live.kept = True

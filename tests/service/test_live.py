@@ -193,7 +193,8 @@ def test_a_turn_is_one_domain_operation(api, route):
 
     async def turn() -> tuple[list, list]:
         setup = await conversations.admit_route(api.ctx, route["id"])
-        live = await turns.open_conversation(api.ctx, setup)
+        live = turns.new_conversation(api.ctx, setup)
+        await turns.open_conversation(api.ctx, live)
         said = [await turns.greet(api.ctx, live)]
         said += [item async for item in turns.take_turn(api.ctx, live, "Hi there")]
         with pytest.raises(ValidationFailed):

@@ -85,6 +85,21 @@ def test_one_client_holds_at_most_its_cap_of_sockets(server):
     assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
 
 
+def test_the_caps_hold_across_http_workers(start_serve):
+    """Granian spreads one client's connections over its workers; the count is shared."""
+    server = start_serve(AVATAR_HTTP_WORKERS="2")
+    url = _route(server)
+
+    async def attack() -> dict:
+        sockets = [await _connect(url) for _ in range(20)]
+        try:
+            return await _tally(sockets)
+        finally:
+            await asyncio.gather(*(ws.close() for ws in sockets))
+
+    assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
+
+
 def test_refused_sockets_that_leave_at_once_cost_nothing(server):
     """A client past its cap that drops each socket right after the handshake: every refusal
     meets a closed socket (the module's log check asserts nothing went wrong)."""
