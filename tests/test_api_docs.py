@@ -50,7 +50,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.docs_answers import Ids, Mismatch, compare_output, json_with_more
-from tests.docs_shell import BashSession, LocalReceiver
+from tests.docs_shell import BashSession, LocalReceiver, Result
 from tests.reader import ROOT, SHELL_BLOCK, FreshServe, as_the_reader_runs_it, fresh_serve
 
 pytestmark = pytest.mark.slow
@@ -100,7 +100,7 @@ def _block_steps(block: str, first_line: int) -> list[Step]:
         if not line.strip() or (line.startswith("#") and not _EXPECT.match(line)):
             index += 1
             continue
-        if match := _EXPECT.match(line):
+        if _EXPECT.match(line):
             raise AssertionError(f"docs/api.md:{first_line + index}: `# =>` under no command")
         start = index
         command = line
@@ -170,7 +170,7 @@ class Story:
                     raise Mismatch(f"{step.where}\n{exc}\n{result.describe()}") from None
                 time.sleep(0.2)
 
-    def _check(self, step: Step, result) -> None:
+    def _check(self, step: Step, result: Result) -> None:
         if result.returncode != 0:
             raise Mismatch(f"exit status {result.returncode}")
         if step.expected is None:
