@@ -20,7 +20,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
-from service.domain.errors import ValidationFailed
+from service.domain.errors import ValidationFailed, clip
 
 _METHOD_ORDER = {
     m: i for i, m in enumerate(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
@@ -75,5 +75,9 @@ async def hold_to_declarations(request: Request) -> Response | None:
 def _unknown_parameters(unknown: list[str], declared: frozenset[str]) -> ValidationFailed:
     taken = ", ".join(sorted(declared)) or "none"
     message = f"Unknown query parameter; this endpoint takes: {taken}."
-    details = [{"field": name, "message": message} for name in unknown]
-    return ValidationFailed("; ".join(f"{name}: {message}" for name in unknown), details)
+    details = [{"field": clip(name), "message": message} for name in unknown]
+    # One sentence however many there are: what an error repeats of the request is bounded.
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    names = clip(", ".join(unknown))
+    sentence = f"Unknown query {noun} ({names}); this endpoint takes: {taken}."
+    return ValidationFailed(sentence, details)
