@@ -28,6 +28,7 @@ from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
+from service.api.voice import voice_router, voice_sample
 from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.domain.live import LiveConversations
@@ -70,6 +71,7 @@ def _api_router(settings: Settings) -> Router:
             get_usage,
             WebhooksController,
             upscale_router(settings),
+            voice_router(),
         ],
         security=[{"BearerAuth": []}],
     )
@@ -115,6 +117,7 @@ def create_app(
             healthz,
             avatar_png,
             result_file,
+            voice_sample,
             PagesController,
             route_socket,
             session_socket,

@@ -21,6 +21,7 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.Unauthorized: (401, "UNAUTHORIZED"),
     errors.SignatureInvalid: (403, "SIGNATURE_INVALID"),
     errors.UrlExpired: (403, "URL_EXPIRED"),
+    errors.Forbidden: (403, "FORBIDDEN"),
     errors.NotFound: (404, "NOT_FOUND"),
     errors.TaskFinished: (409, "TASK_FINISHED"),
     errors.Conflict: (409, "CONFLICT"),

@@ -236,3 +236,21 @@ class Admission(enum.Enum):
 class IdempotencyKey(msgspec.Struct, frozen=True):
     key: str
     fingerprint: str  # a digest of the request, to tell a repeat from a different request
+
+
+class VoiceProfile(msgspec.Struct, frozen=True):
+    """An owner's voice profile (a cloned voice): how it speaks is `engine`'s voice `voice`
+    with `pitch`, `pitch_range` (0-100) and `rate` (words per minute); see domain/voices.py.
+    Premade profiles are not stored: the engines offer them."""
+
+    profile_id: str
+    owner_id: str
+    name: str
+    description: str | None
+    languages: tuple[str, ...]
+    engine: str
+    voice: str
+    pitch: int
+    pitch_range: int
+    rate: int
+    created_ms: int

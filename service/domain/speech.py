@@ -44,6 +44,15 @@ class PremadeVoice:
 
 
 @dataclass(frozen=True)
+class MatchedVoice:
+    """A voice matched to a speaker's samples (the clone task's outcome)."""
+
+    voice: Voice
+    languages: tuple[str, ...]
+    measured: dict[str, float]  # what was measured of the samples (the task's meta_data)
+
+
+@dataclass(frozen=True)
 class Speech:
     """Synthesised speech: 16-bit little-endian mono PCM at `sample_rate`, and the visemes the
     mouth shows, [(start ms, viseme)] (see `service.domain.visemes`)."""

@@ -16,6 +16,7 @@ from service.domain.models import Task
 from service.links import authority
 from service.schemas.generation import generation_status
 from service.schemas.upscale import upscale_status
+from service.schemas.voice import clone_status
 from service.settings import Settings
 
 # (ctx, task, base_url) -> what the kind's status endpoint would answer now.
@@ -24,7 +25,11 @@ WebhookBody = Callable[[Context, Task, str], Awaitable[msgspec.Struct]]
 
 # kind -> the kind's status view (an envelope {"data": ...}), the one place that says which
 # view renders each kind's webhook.
-BODIES: dict[str, WebhookBody] = {"upscale": upscale_status, "avatar_generation": generation_status}
+BODIES: dict[str, WebhookBody] = {
+    "upscale": upscale_status,
+    "avatar_generation": generation_status,
+    "voice_clone": clone_status,
+}
 
 
 async def webhook_body(ctx: Context, task: Task, fallback_base: str) -> bytes:

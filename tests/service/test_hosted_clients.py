@@ -84,7 +84,7 @@ def check_sessions(client: httpx.Client, avatar_id: str) -> None:
     tools = json.dumps([{"type": "function", "name": "search"}])  # a string, as the SDK types it
     body = {
         "avatar_id": avatar_id, "model": "metis-2.5", "llm_model": "gemini-2.0-flash",
-        "voice_profile_id": "voice-1", "instruction": "Be brief.", "idle_timeout": 30,
+        "voice_profile_id": "espeak-en-us", "instruction": "Be brief.", "idle_timeout": 30,
         "tools": tools, "use_beta": True,
     }  # fmt: skip
     started = read(
@@ -125,7 +125,7 @@ def check_avatars(client: httpx.Client, avatar_ids: list[str]) -> None:
 def create_agent(client: httpx.Client, avatar_id: str) -> str:
     """The body the CLI's `agent create` sends for a managed agent."""
     body = {
-        "name": "Agent One", "avatar_id": avatar_id, "voice_profile_id": "voice-1",
+        "name": "Agent One", "avatar_id": avatar_id, "voice_profile_id": "espeak-en-us",
         "runtime_kind": "managed_agent", "description": "Helpful agent", "model": "metis-2.5",
         "instruction": "Be helpful", "tools": [{"type": "function", "name": "search"}],
     }  # fmt: skip
@@ -133,7 +133,7 @@ def create_agent(client: httpx.Client, avatar_id: str) -> str:
     assert (agent.name, agent.avatar_id, agent.voice_profile_id) == (
         "Agent One",
         avatar_id,
-        "voice-1",
+        "espeak-en-us",
     )
     assert read(client.get(f"/v1/agents/{agent.id}"), AgentApiResponseBody).data == agent
     return agent.id

@@ -7,10 +7,17 @@ from service.store.sqlite.catalog import CatalogMixin
 from service.store.sqlite.conversations import ConversationsMixin
 from service.store.sqlite.sessions import SessionsMixin
 from service.store.sqlite.tasks import TasksMixin
+from service.store.sqlite.voices import VoicesMixin
 from service.store.sqlite.webhooks import WebhooksMixin
 
 
 class SqliteStore(
-    AccountsMixin, CatalogMixin, SessionsMixin, ConversationsMixin, TasksMixin, WebhooksMixin
+    AccountsMixin,
+    CatalogMixin,
+    SessionsMixin,
+    ConversationsMixin,
+    TasksMixin,
+    WebhooksMixin,
+    VoicesMixin,
 ):
     """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""
