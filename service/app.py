@@ -26,6 +26,7 @@ from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
+from service.api.speech import speech_file, speech_router
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
 from service.api.voice import voice_router, voice_sample
@@ -72,6 +73,7 @@ def _api_router(settings: Settings) -> Router:
             WebhooksController,
             upscale_router(settings),
             voice_router(),
+            speech_router(),
         ],
         security=[{"BearerAuth": []}],
     )
@@ -118,6 +120,7 @@ def create_app(
             avatar_png,
             result_file,
             voice_sample,
+            speech_file,
             PagesController,
             route_socket,
             session_socket,

@@ -31,9 +31,11 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.RangeNotSatisfiable: (416, "RANGE_NOT_SATISFIABLE"),
     errors.IdempotencyKeyReused: (422, "IDEMPOTENCY_KEY_REUSED"),
     errors.InvalidVideo: (422, "INVALID_VIDEO"),
+    errors.InvalidAudio: (422, "INVALID_AUDIO"),
     errors.TargetNotLarger: (422, "TARGET_NOT_LARGER"),
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
+    errors.UpstreamError: (502, "UPSTREAM_ERROR"),
     errors.QueueFull: (503, "QUEUE_FULL"),
 }
 

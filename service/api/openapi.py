@@ -16,7 +16,8 @@ from service.api.errors import ErrorBody
 _DESCRIPTIONS = {
     "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
-    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
+    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this (FORBIDDEN:"
+    " a premade voice profile cannot be deleted).",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
     "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
     "410": "RESULT_EXPIRED: the result is past its availability, or was deleted.",
@@ -24,10 +25,11 @@ _DESCRIPTIONS = {
     "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, of the wrong type or out of range.",
+    "502": "UPSTREAM_ERROR: a speech engine or backend failed; the message says why.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
 }
-_DECLARED = {"403", "409", "410", "415", "416", "503"}
+_DECLARED = {"403", "409", "410", "415", "416", "502", "503"}
 
 
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:

@@ -36,7 +36,8 @@ TEXT_FIELDS = ("name", "description", "clean_data", "webhook", "webhook_auth")
 
 
 def sample_key(task_id: str, index: int) -> str:
-    return f"{UPLOADS}{task_id}/sample-{index:02d}"
+    # Flat beside other uploads, named by the task: the sweeper removes abandoned ones.
+    return f"{UPLOADS}{task_id}.sample-{index:02d}"
 
 
 class VoiceMatcher(Protocol):

@@ -163,6 +163,8 @@ class UsageTotals(msgspec.Struct, frozen=True):
     route_conversation_seconds: float = 0.0
     session_seconds: float = 0.0
     upscale_billable_seconds: float = 0.0
+    tts_seconds: float = 0.0
+    stt_seconds: float = 0.0
 
 
 class TaskError(msgspec.Struct, frozen=True):

@@ -11,7 +11,7 @@ from service.domain import models
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal["route_conversation", "session", "upscale"]
+    kind: Literal["route_conversation", "session", "upscale", "tts", "stt"]
     ref_id: str
     started_at: str
     ended_at: str
@@ -34,6 +34,8 @@ class UsageTotals(msgspec.Struct):
     route_conversation_seconds: float
     session_seconds: float
     upscale_billable_seconds: float
+    tts_seconds: float
+    stt_seconds: float
 
 
 class UsagePage(msgspec.Struct):

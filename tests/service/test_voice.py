@@ -209,7 +209,7 @@ def test_annotation_lists_are_checked(api, alice, annotation, says):
     response = clone(api, alice, samples_of(LOW), annotation)
     assert response.status_code == 422
     assert says in response.json()["error"]["details"][0]["message"]
-    assert not any((api.ctx.settings.data_dir / "uploads").rglob("sample-*"))
+    assert not any((api.ctx.settings.data_dir / "uploads").rglob("*.sample-*"))
 
 
 def test_a_name_out_of_range_is_refused(api, alice):
@@ -225,4 +225,4 @@ def test_a_sample_that_is_not_audio_fails_the_task_and_is_removed(api, alice):
     status = api.get(f"/v1/voice/clone/{task['task_id']}/status", alice).json()["data"]
     assert status["status"] == "FAILED" and status["error_code"] == "INVALID_AUDIO"
     assert status["error"].startswith("noise.wav: ")
-    assert not any((api.ctx.settings.data_dir / "uploads").rglob("sample-*"))
+    assert not any((api.ctx.settings.data_dir / "uploads").rglob("*.sample-*"))
