@@ -109,15 +109,20 @@ async def delete_profile(ctx: Context, owner_id: str, profile_id: str) -> None:
         raise NotFound(f"No voice profile {profile_id!r}.")
 
 
-async def check_voice_ref(ctx: Context, owner_id: str, voice_id: str | None, field: str) -> None:
-    """A voice id given to an agent or a session names a profile the owner can use."""
-    if voice_id is None:
-        return
+async def usable_profile(ctx: Context, owner_id: str, voice_id: str, field: str) -> Profile:
+    """The profile a voice id given in a body (`field`) names; ValidationFailed naming the
+    field and where the lists are when the owner has no such profile."""
     try:
-        await get_profile(ctx, owner_id, voice_id)
+        return await get_profile(ctx, owner_id, voice_id)
     except NotFound:
         message = f"no voice profile of yours or premade one has this id ({WHERE_THE_LIST_IS})"
         raise ValidationFailed.field(field, message) from None
+
+
+async def check_voice_ref(ctx: Context, owner_id: str, voice_id: str | None, field: str) -> None:
+    """A voice id given to an agent or a session names a profile the owner can use."""
+    if voice_id is not None:
+        await usable_profile(ctx, owner_id, voice_id, field)
 
 
 async def voice_for(ctx: Context, owner_id: str, voice_id: str | None) -> Voice:
