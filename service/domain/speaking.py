@@ -96,13 +96,8 @@ async def synthesize(ctx: Context, text: str, voice: Voice, pause_s: float) -> S
 
 
 async def text_to_speech(ctx: Context, owner_id: str, request: SpeechRequest) -> Spoken:
-    try:
-        profile = await voices.get_profile(ctx, owner_id, request.voice_profile_id)
-    except NotFound:
-        message = (
-            f"no voice profile of yours or premade one has this id ({voices.WHERE_THE_LIST_IS})"
-        )
-        raise ValidationFailed.field("voice_profile_id", message) from None
+    profile_id = request.voice_profile_id
+    profile = await voices.usable_profile(ctx, owner_id, profile_id, "voice_profile_id")
     voice = _chinese(profile.voice, request.text, request.chinese_language)
     started = ctx.clock.now_ms()
     speech = await synthesize(ctx, request.text, voice, request.fragment_interval_s)
