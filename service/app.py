@@ -33,6 +33,7 @@ from service.api.voice import voice_router, voice_sample
 from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.domain.live import LiveConversations
+from service.domain.socket_caps import SocketCaps
 from service.runtime import open_context
 from service.settings import Settings, load_settings
 from service.workers.supervisor import die_with_parent
@@ -101,6 +102,9 @@ def create_app(
         async with open_context(settings, clock) as ctx:
             app.state["ctx"] = ctx
             app.state["live"] = live = LiveConversations(ctx)
+            app.state["socket_caps"] = SocketCaps(
+                settings.max_sockets_per_client, settings.max_conversations_per_route
+            )
             auth.install(app.state, ctx)
             document_errors(app)
             if worker:

@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -114,6 +115,17 @@ def _frame_ancestors(text: str) -> str:
     return value
 
 
+def _networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """Addresses and CIDR blocks, comma-separated (an address is a block of one)."""
+    try:
+        return tuple(ip_network(item.strip()) for item in text.split(",") if item.strip())
+    except ValueError:
+        raise ValueError(
+            "must be addresses or CIDR blocks (host bits zero), comma-separated, such as"
+            " 10.0.0.0/8, ::1"
+        ) from None
+
+
 def _choice(names: tuple[T, ...]) -> Callable[[str], T]:
     def parse(text: str) -> T:
         if text not in names:
@@ -174,6 +186,14 @@ class Settings:
     interactive_url: str | None = field(
         default=None,
         metadata=_option(_base_url, "base of page links /r/ and /i/ (default: AVATAR_PUBLIC_URL)"),
+    )
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = field(
+        default=(),
+        metadata=_option(
+            _networks,
+            "reverse proxies whose X-Forwarded-* / Forwarded headers are believed (addresses"
+            " or CIDR blocks, comma-separated)",
+        ),
     )
     frame_ancestors: str = field(
         default="*", metadata=_option(_frame_ancestors, "who may frame the pages (CSP)")
@@ -245,6 +265,23 @@ class Settings:
         default=3600.0,
         metadata=_option(
             _seconds(zero_ok=False), "a session stops by itself this long after start"
+        ),
+    )
+    # Conversation sockets (the limits that protect the service from anonymous visitors).
+    max_sockets_per_client: int = field(
+        default=8,
+        metadata=_option(
+            _whole(1), "open conversation sockets per client address (per HTTP worker)"
+        ),
+    )
+    max_conversations_per_route: int = field(
+        default=50,
+        metadata=_option(_whole(1), "open conversation sockets per route (per HTTP worker)"),
+    )
+    conversation_idle_s: float = field(
+        default=300.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a route conversation with no visitor message this long ends"
         ),
     )
     # Read by the conversation responders.

@@ -1,6 +1,7 @@
 """The conversations open in this process, and the one watch that ends them when their route is
 revoked or expires, or their session stops: by any process, since the store's live mark changes
-with every route, agent or session change anywhere, and by the clock for expiries. It also
+with every route, agent or session change anywhere, and by the clock for expiries and for a
+route conversation left without a visitor message for AVATAR_CONVERSATION_IDLE_S. It also
 stamps them alive, so the sweeper can tell an open conversation from one whose process died."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from service.domain.context import Context
-from service.domain.conversations import KEEP_ALIVE_MS, Live, watch_state
+from service.domain.conversations import KEEP_ALIVE_MS, watch_state
+from service.domain.turns import Live, idle_since
 
 log = logging.getLogger("service.live")
 
@@ -87,7 +89,11 @@ class LiveConversations:
         mark, so the next one checks them all again)."""
         current = self._ctx.store.live_mark()
         now = self._ctx.clock.now_ms()
+        idle_ms = round(self._ctx.settings.conversation_idle_s * 1000)
         for watched in list(self._open.values()):
+            if idle_since(watched.live, now - idle_ms):
+                self._end(watched, "idle")
+                continue
             due = watched.deadline_ms is not None and now >= watched.deadline_ms
             if current != mark or due:
                 await self._check(watched)
