@@ -49,6 +49,16 @@ def sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
 
 
+def complete_sentences(text: str) -> tuple[list[str], str]:
+    """The sentences of a text still being written that are surely complete (their end is
+    followed by more text), and the rest, which may still grow."""
+    ends = list(_SENTENCE_END.finditer(text))
+    if not ends:
+        return [], text
+    cut = ends[-1].end()
+    return sentences(text[:cut]), text[cut:]
+
+
 @dataclass(frozen=True)
 class SpeechRequest:
     text: str
