@@ -124,7 +124,7 @@ def main() -> None:
     if not args.skip_conversations:
         from bench import voice_conversations
 
-        voice_conversations.run()
+        voice_conversations.run([])
 
 
 if __name__ == "__main__":
