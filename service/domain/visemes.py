@@ -103,3 +103,24 @@ def viseme_at(cues: Sequence[tuple[int, str]], at_ms: float) -> str:
             break
         shown = viseme
     return shown
+
+
+# The mouth model: how open (jaw drop) and how wide (lip spread) each viseme is, from 0 to 1.
+# The pages draw the mouth from it, and so will the talking-video task.
+MOUTH: dict[str, tuple[float, float]] = {
+    "sil": (0.0, 0.5),
+    "PP": (0.0, 0.45),
+    "FF": (0.15, 0.55),
+    "TH": (0.2, 0.55),
+    "DD": (0.3, 0.55),
+    "kk": (0.35, 0.55),
+    "CH": (0.3, 0.35),
+    "SS": (0.2, 0.65),
+    "nn": (0.25, 0.55),
+    "RR": (0.3, 0.4),
+    "aa": (0.9, 0.6),
+    "E": (0.6, 0.7),
+    "ih": (0.4, 0.75),
+    "oh": (0.7, 0.3),
+    "ou": (0.45, 0.2),
+}
