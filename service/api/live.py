@@ -224,8 +224,10 @@ class _Conversation:
             await self._send(PongFrame())
         else:
             try:
+                # A typed message is checked by the turn; an utterance that held no words
+                # was answered already (by _heard).
                 text = frame.text if isinstance(frame, VisitorMessage) else await self._heard(frame)
-                if text:
+                if isinstance(frame, VisitorMessage) or text:
                     await self._relay(turns.take_turn(self._ctx, self._live, text))
             except (ValidationFailed, ResponderError, UpstreamError) as exc:
                 await self._send(ErrorFrame(message=str(exc)))
