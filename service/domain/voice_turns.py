@@ -7,6 +7,7 @@ between `listen` and `listen_end`, at most 30 seconds, and is answered as if it 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from service.domain.speech import STT_SAMPLE_RATE, SpeechFailed, Voice
 from service.domain.turns import AgentMessage, ReplyDelta
 
 MAX_UTTERANCE_S = 30
+log = logging.getLogger("service.live")
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,9 @@ class Speaker:
         self, said: AsyncIterator[ReplyDelta | AgentMessage]
     ) -> AsyncIterator[ReplyDelta | AgentMessage | SpokenSentence]:
         """What `said` yields, with each sentence's speech after the text that completes it. A
-        message that did not stream (the greeting) is spoken after it, whole."""
-        pending, streamed, seq = "", False, 0
+        message that did not stream (the greeting) is spoken after it, whole. When speech
+        fails, the rest of that message goes on as text alone (the failure is logged)."""
+        pending, streamed, seq, silent = "", False, 0, None
         async for item in said:
             yield item
             if isinstance(item, ReplyDelta):
@@ -53,16 +56,19 @@ class Speaker:
                 done.append(pending)
                 pending, streamed = "", False
             for sentence in filter(str.strip, done):
+                if silent == item.message_id:
+                    break
                 seq += 1
-                yield await self._say(item.message_id, seq, sentence)
+                try:
+                    yield await self._say(item.message_id, seq, sentence)
+                except SpeechFailed as exc:
+                    log.warning("speech of message %s failed: %s", item.message_id, exc)
+                    silent = item.message_id
             if isinstance(item, AgentMessage):
                 seq = 0
 
     async def _say(self, message_id: str, seq: int, sentence: str) -> SpokenSentence:
-        try:
-            speech = await self._ctx.speech.synthesize(sentence, self._voice)
-        except SpeechFailed as exc:
-            raise UpstreamError(str(exc)) from None
+        speech = await self._ctx.speech.synthesize(sentence, self._voice)
         return SpokenSentence(message_id, seq, speech.sample_rate, speech.visemes, speech.pcm)
 
 

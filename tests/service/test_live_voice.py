@@ -9,7 +9,7 @@ import pytest
 
 import engine
 from service.domain import visemes
-from service.domain.speech import BUILT_IN, STT_SAMPLE_RATE, Voice
+from service.domain.speech import BUILT_IN, STT_SAMPLE_RATE, SpeechFailed, Voice
 from service.generators import espeak
 
 
@@ -134,3 +134,18 @@ def test_silence_is_heard_as_nothing(api, route):
         ws.send_json({"type": "listen_end"})
         assert ws.receive_json() == {"type": "transcript", "text": ""}
         assert ws.receive_json()["message"] == "Nothing was heard; please try again."
+
+
+def test_when_speech_fails_the_reply_goes_on_as_text(api, route, monkeypatch):
+    async def broken(text, voice):
+        raise SpeechFailed("The speech backend answered HTTP 500.")
+
+    monkeypatch.setattr(api.ctx.speech, "synthesize", broken)
+    with api.client.websocket_connect(f"/r/{route['id']}/ws?speech=1") as ws:
+        assert frames_until(ws, "message")[-1]["text"] == "Hello there! Ask me anything."
+        ws.send_json({"type": "message", "text": "One. Two."})
+        reply = frames_until(ws, "message")
+        assert reply[-1]["text"].endswith("One. Two.")
+        assert not spoken(reply)
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}
