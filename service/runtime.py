@@ -13,6 +13,7 @@ from pathlib import Path
 
 from service.clock import Clock, SystemClock
 from service.domain.context import Context
+from service.generators.speech_engines import open_speech
 from service.responders import Responders
 from service.settings import Settings
 from service.store.files import LocalFileStore
@@ -56,6 +57,7 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
     async with AsyncExitStack() as closing:
         store = SqliteStore(settings.database_path, clock.now_ms())
         closing.push_async_callback(store.close)
+        speech = await closing.enter_async_context(open_speech(settings))
         ctx = Context(
             settings=settings,
             store=store,
@@ -63,6 +65,7 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
             clock=clock,
             signing_key=signing_key(settings),
             responders=Responders(settings),
+            speech=speech,
         )
         closing.push_async_callback(ctx.responders.aclose)
         closing.push_async_callback(ctx.drain)

@@ -37,3 +37,8 @@ RangeHeader = Annotated[
     str | None,
     text("One byte range of the file, e.g. bytes=0-1023 (206 answers it).", header="Range"),
 ]
+
+# The query of a signed link (a result file, a speech file, a voice sample). Declared required,
+# as every link carries them; a link without them is still answered 403, not 422.
+Expires = Annotated[str | None, text("The link's expiry (Unix seconds).", required=True)]
+Signature = Annotated[str | None, text("The link's signature.", required=True)]

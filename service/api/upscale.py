@@ -12,7 +12,7 @@ from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
 from service.api.openapi import error_responses, file_download, get, post
-from service.api.params import Cursor, Limit, RangeHeader, text
+from service.api.params import Cursor, Expires, Limit, RangeHeader, Signature, text
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.domain.upscale import results, status
@@ -32,8 +32,6 @@ Resolution = Annotated[
     str | None, text("The box to fit the video in.", required=True, enum=RESOLUTIONS)
 ]
 # Both are required to read the file; a link without them is answered 403 like a forged one.
-Expires = Annotated[str | None, text("The link's expiry (Unix seconds).", required=True)]
-Signature = Annotated[str | None, text("The link's signature.", required=True)]
 _FORM = multipart_body(
     "file",
     "The video: MP4, H.264, 8-bit, SDR, within the input limits.",

@@ -120,14 +120,23 @@ class RangeNotSatisfiable(ServiceError):
         self.size = size
 
 
-class ResponderError(ServiceError):
-    """A conversation reply failed. The message is written for the visitor (it names no
-    address, key or upstream detail); the details went to the log."""
-
-
 class QueueFull(ServiceError):
     """The owner has as many waiting tasks as the queue holds; retry after `retry_after` s."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class InvalidAudio(ServiceError):
+    """Audio that cannot be decoded, or breaks a limit (its length)."""
+
+
+class UpstreamError(ServiceError):
+    """An engine or backend the service relies on failed (speech, a language model, a custom
+    agent); the message says which and why."""
+
+
+class ResponderError(UpstreamError):
+    """A conversation reply failed. The message is written for the visitor (it names no
+    address, key or upstream detail); the details went to the log."""

@@ -11,14 +11,16 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from service.domain import generation, upscale
+from service.domain import cloning, generation, upscale
 from service.domain.context import Context
 from service.domain.generation_status import generation_state
 from service.domain.models import Task
 from service.domain.upscale.status import upscale_state
+from service.domain.voice_reads import clone_state
 from service.links import authority
 from service.schemas.generation import GenerationStatus, GenerationStatusEnvelope
 from service.schemas.upscale import UpscaleTask, UpscaleTaskEnvelope
+from service.schemas.voice import CloneStatus, CloneStatusEnvelope
 from service.settings import Settings
 
 # (ctx, task, base_url) -> what the kind's status endpoint would answer now.
@@ -34,8 +36,16 @@ async def _generation(ctx: Context, task: Task, base_url: str) -> GenerationStat
     return GenerationStatusEnvelope(GenerationStatus.of(state, base_url))
 
 
+async def _clone(ctx: Context, task: Task, base_url: str) -> CloneStatusEnvelope:
+    return CloneStatusEnvelope(CloneStatus.of(await clone_state(ctx, task), base_url))
+
+
 # kind -> the kind's status view (an envelope {"data": ...}).
-BODIES: dict[str, WebhookBody] = {upscale.KIND: _upscale, generation.KIND: _generation}
+BODIES: dict[str, WebhookBody] = {
+    upscale.KIND: _upscale,
+    generation.KIND: _generation,
+    cloning.KIND: _clone,
+}
 
 
 async def webhook_body(ctx: Context, task: Task, fallback_base: str) -> bytes:

@@ -42,6 +42,8 @@ def test_totals_cover_the_window(api, alice, seeded):
         "route_conversation_seconds": 150.0,
         "session_seconds": 3610.5,
         "upscale_billable_seconds": 5.0,
+        "tts_seconds": 0.0,
+        "stt_seconds": 0.0,
     }
     first = data["items"][-1]
     assert first == {

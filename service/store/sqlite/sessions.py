@@ -145,6 +145,8 @@ class SessionsMixin(SqliteBase):
             route_conversation_seconds=round(by_kind.get("route_conversation", (0.0, 0.0))[0], 3),
             session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
             upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
+            tts_seconds=round(by_kind.get("tts", (0.0, 0.0))[0], 3),
+            stt_seconds=round(by_kind.get("stt", (0.0, 0.0))[0], 3),
         )
 
 
