@@ -214,15 +214,25 @@ class _Receiver:
 
 
 def multipart_body(
-    file_field: str, file_description: str, text_fields: Mapping[str, str]
+    file_field: str,
+    file_description: str,
+    text_fields: Mapping[str, str],
+    *,
+    repeated: bool = False,
+    other_files: Mapping[str, str] | None = None,
 ) -> type[Operation]:
-    """An `operation_class` documenting the multipart form as the request body."""
-    properties: dict[str, Any] = {
-        file_field: {"type": "string", "format": "binary", "description": file_description}
-    }
+    """An `operation_class` documenting the multipart form as the request body: `file_field`
+    (a list of files when `repeated`), the required files `other_files` and the optional text
+    fields `text_fields` (name -> description)."""
+    binary = {"type": "string", "format": "binary"}
+    main = {"type": "array", "items": binary} if repeated else dict(binary)
+    properties: dict[str, Any] = {file_field: {**main, "description": file_description}}
+    for name, description in (other_files or {}).items():
+        properties[name] = {**binary, "description": description}
     for name, description in text_fields.items():
         properties[name] = {"type": "string", "description": description}
-    schema = {"type": "object", "properties": properties, "required": [file_field]}
+    required = [file_field, *(other_files or {})]
+    schema = {"type": "object", "properties": properties, "required": required}
 
     @dataclass
     class MultipartBodyOperation(ApiOperation):

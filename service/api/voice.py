@@ -30,13 +30,14 @@ _CLONE_FORM = multipart_body(
     cloning.SAMPLES,
     "6 to 20 audio files (any common format, each <= 10 MB and <= 60 s); repeat the part",
     {
-        cloning.ANNOTATIONS: "a file of `file name|text` lines, one per sample",
         "name": "3 to 64 characters (default: Matched voice)",
         "description": "at most 512 characters",
         "clean_data": "accepted for compatibility; samples are measured as they are",
         "webhook": "URL told when the task ends",
         "webhook_auth": "token sent with the webhook",
     },
+    repeated=True,
+    other_files={cloning.ANNOTATIONS: "a file of `file name|text` lines, one per sample"},
 )
 
 
@@ -98,7 +99,7 @@ def voice_router() -> Router:
     voices.SAMPLE_PATH.replace("{profile_id}", "{profile_id:str}"),
     tags=["public"],
     summary="A voice profile's sample clip (signed link, no key)",
-    operation_class=file_download("audio/wav"),
+    operation_class=file_download("audio/wav", ranges=False),
     responses=error_responses(403),
 )
 async def voice_sample(

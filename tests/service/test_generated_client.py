@@ -8,6 +8,7 @@ be driven. An issue that adds endpoints adds its step to `FLOW`."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import io
 import json
@@ -37,6 +38,7 @@ GENERATOR_CONFIG = {
     "content_type_overrides": {
         "video/mp4": "application/octet-stream",
         "image/png": "application/octet-stream",
+        "audio/wav": "application/octet-stream",
     },
     "post_hooks": [],
 }
@@ -120,6 +122,7 @@ def test_the_generator_warns_of_nothing_and_makes_a_function_per_operation(gener
 NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
+    "cancel_clone": "a race with serve's task workers; test_voice cancels",
 }
 HEAD_PREFIX = "head_"
 
@@ -279,6 +282,47 @@ def upscale(flow: Flow) -> None:
     assert isinstance(deleted.result, flow.generated.types.Unset)
 
 
+def speech(flow: Flow) -> None:
+    """Speech both ways, the sample clip of a premade voice, and a voice cloned from speech."""
+    m = flow.models
+    premade = flow.call("list_premade_profiles", m.VoiceProfilesEnvelope).data[0]
+    link = urlsplit(premade.sample_clip)
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    clip = flow.call("voice_sample", flow.generated.types.File, premade.id, **query)
+    assert clip.payload.read(4) == b"RIFF"
+    said = "The weather is nice today."
+    kinds = m.TextToSpeechTTSCreateReturnType
+    body = m.TextToSpeechTTSCreate(said, premade.id, kinds("b64_audio_str"))
+    wav = base64.b64decode(flow.call("text_to_speech", m.TTSEnvelope, body=body).data.b64_audio_str)
+    body = m.TextToSpeechTTSCreate(said, premade.id, kinds("file_url"))
+    link = urlsplit(flow.call("text_to_speech", m.TTSEnvelope, body=body).data.file_url)
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    speech_id = link.path.split("/")[-2]
+    kept = flow.call("speech_file", flow.generated.types.File, speech_id, **query)
+    assert kept.payload.read(4) == b"RIFF"
+    heard = m.SpeechToTextSTTCreate(base64.b64encode(wav).decode())
+    assert flow.call("speech_to_text", m.STTEnvelope, body=heard).data.input_duration > 0
+    names = [f"clip{index}.wav" for index in range(6)]
+    annotations = "".join(f"{name}|{said}\n" for name in names).encode()
+    body = m.CloneVoiceBody(
+        audio_samples=[flow.upload(wav, name, "audio/wav") for name in names],
+        annotation_list=flow.upload(annotations, "list.txt", "text/plain"),
+        name="Matched",
+    )
+    task = flow.call("clone_voice", m.TaskSubmittedEnvelope, body=body).data
+
+    def completed() -> Any:
+        view = flow.call("get_clone_status", m.CloneStatusEnvelope, task.task_id).data
+        return view.status == m.CloneStatusStatus("COMPLETED") and view
+
+    profile_id = flow.poll(completed, timeout=60).profile_id
+    assert profile_id in [
+        p.id for p in flow.call("list_voice_profiles", m.VoiceProfilesEnvelope).data
+    ]
+    flow.call("get_voice_profile", m.VoiceProfileEnvelope, profile_id)
+    flow.call("delete_voice_profile", m.NothingEnvelope, profile_id)
+
+
 def usage(flow: Flow) -> None:
     m = flow.models
     page = flow.call("get_usage", m.UsagePageEnvelope).data
@@ -303,8 +347,8 @@ def cleanup(flow: Flow) -> None:
 
 
 FLOW = [
-    health, agents, routes, conversations, avatars, sessions, generation, upscale, usage,
-    webhooks, cleanup,
+    health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
+    usage, webhooks, cleanup,
 ]  # fmt: skip
 
 

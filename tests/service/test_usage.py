@@ -95,6 +95,8 @@ NO_USAGE = {
     "route_conversation_seconds": 0.0,
     "session_seconds": 0.0,
     "upscale_billable_seconds": 0.0,
+    "tts_seconds": 0.0,
+    "stt_seconds": 0.0,
 }
 
 
@@ -130,7 +132,7 @@ def test_route_conversations_name_their_route(api, alice, seeded):
     assert all("route_id" not in item for item in others)
 
 
-@pytest.mark.parametrize("kind", ["tts", "Session", "", "null"])
+@pytest.mark.parametrize("kind", ["image", "Session", "", "null"])
 def test_an_unknown_kind_is_422(api, alice, kind):
     response = api.get("/v1/usage", alice, params={"kind": kind})
     assert response.status_code == 422, response.text

@@ -170,6 +170,15 @@ def _clip(api, profile) -> bytes:
     return response.content
 
 
+def test_a_queued_clone_is_canceled_and_makes_no_profile(api, alice):
+    task_id = clone(api, alice, samples_of(LOW)).json()["data"]["task_id"]
+    canceled = api.post(f"/v1/voice/clone/{task_id}/cancel", alice)
+    assert canceled.status_code == 200, canceled.text
+    assert canceled.json()["data"]["status"] == "CANCELED"
+    assert api.post(f"/v1/voice/clone/{task_id}/cancel", alice).status_code == 200
+    assert api.get("/v1/voice/profiles", alice).json()["data"] == []
+
+
 @pytest.mark.slow
 def test_deleting_a_profile_moves_its_agents_to_the_default_voice(api, alice):
     task = clone(api, alice, samples_of(LOW)).json()["data"]
