@@ -19,6 +19,10 @@ MEASURED = frozenset(
         "session_seconds",
         "size_bytes",
         "queue_position",
+        "output_duration",
+        "input_duration",
+        "tts_seconds",
+        "stt_seconds",
     }
 )
 # The service's ids (service.domain.ids: a known prefix, then 22 URL-safe base64 characters).

@@ -28,10 +28,12 @@ _PAUSE_S = 0.3
 
 @cache
 def _decoder():
+    """The decoder of this process, and its cepstral-mean estimate as first loaded."""
     from pocketsphinx import Decoder
 
     # The default model is the wheel's own en-us one; the log would go to stderr.
-    return Decoder(logfn="/dev/null")
+    decoder = Decoder(logfn="/dev/null")
+    return decoder, decoder.get_cmn()
 
 
 def _words(decoder) -> list[tuple[float, float, str]]:
@@ -64,7 +66,10 @@ def recognize(pcm: bytes) -> Transcript:
     samples = np.frombuffer(pcm, "<i2").astype(np.float32)
     if not samples.size or float(np.sqrt(np.mean(samples * samples))) < _SILENCE_RMS:
         return Transcript("", [])
-    decoder = _decoder()
+    decoder, first_cmn = _decoder()
+    # The decoder adapts its cepstral mean to what it heard; each recording starts from the
+    # model's own, so no transcript depends on earlier (other visitors') recordings.
+    decoder.set_cmn(first_cmn)
     decoder.start_utt()
     decoder.process_raw(pcm, full_utt=True)
     decoder.end_utt()
