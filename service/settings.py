@@ -127,6 +127,15 @@ def _optional(text: str) -> str | None:
     return text or None
 
 
+def _database_url(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    if urlsplit(text).scheme not in ("postgresql", "postgres"):
+        raise ValueError("must be a postgresql://user:password@host:port/database URL")
+    return text
+
+
 def _host(text: str) -> str:
     if not text.strip():
         raise ValueError("must be a host name or address such as 127.0.0.1 or 0.0.0.0")
@@ -259,6 +268,13 @@ class Settings:
         metadata=_option(
             _seconds(zero_ok=False),
             "how often the sweeper closes what ended (sessions, lost runs and conversations)",
+        ),
+    )
+    # Scale-out (docs/deploy.md): what several nodes share.
+    database_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _database_url, "PostgreSQL shared by every node (default: SQLite in the data dir)"
         ),
     )
 

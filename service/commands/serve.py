@@ -14,6 +14,7 @@ import textwrap
 from service.commands import Exit, setting_argument, settings_from
 from service.commands.guards import DataDirInUse, DataDirLock, PortHold, PortInUse
 from service.settings import Settings, SettingsError, env_name, options
+from service.store.errors import DatabaseUnavailable
 
 _FLAGS = [name for name, _, option in options() if option.flag]
 
@@ -33,7 +34,8 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> None:
         description="Run the service: Granian serving the API and pages, plus its workers.",
         epilog=_environment_help()
         + "\n\nexit status: 0 stopped cleanly, 1 the data dir cannot be opened, 2 a bad flag or"
-        " variable,\n3 the port is already in use, 4 another serve uses the data dir",
+        " variable\nor an unreachable database, 3 the port is already in use, 4 another serve"
+        " uses the data dir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for name in _FLAGS:
@@ -73,6 +75,8 @@ def _serve_locked(settings: Settings) -> int:
     try:
         try:
             first_key = asyncio.run(_bootstrap(settings))
+        except DatabaseUnavailable as exc:
+            return _fail(str(exc), Exit.USAGE)
         except (OSError, sqlite3.Error) as exc:
             return _fail(f"cannot open {settings.database_path}: {exc}", Exit.FAILED)
         _announce(settings, first_key)
@@ -84,15 +88,17 @@ def _serve_locked(settings: Settings) -> int:
 
 
 async def _bootstrap(settings: Settings) -> str | None:
-    """Make the first key of an empty data dir, and take back what a previous run left
-    running (the data dir's lock says no worker of it is alive)."""
+    """Make the first key of an empty store, and take back what a previous run left running
+    (the data dir's lock says no worker of it is alive). A database shared with other nodes
+    may hold their running work: there, what this node left lapses with its leases."""
     from service.domain.janitor import recover_after_restart
     from service.domain.keys import bootstrap
     from service.domain.kinds import task_kinds
     from service.runtime import open_context
 
     async with open_context(settings) as ctx:
-        await recover_after_restart(ctx, task_kinds())
+        if settings.database_url is None:
+            await recover_after_restart(ctx, task_kinds())
         return await bootstrap(ctx.store, ctx.clock)
 
 
