@@ -4,6 +4,7 @@ background workers all open it here, so each process is wired the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from service.clock import Clock, SystemClock
 from service.domain.context import Context
+from service.domain.files import FileStore
 from service.domain.store import Store
 from service.responders import Responders
 from service.settings import Settings
@@ -71,17 +73,36 @@ async def _open_store(
     return pg, clock, key or await pg.signing_key(clock.now_ms())
 
 
+async def _open_files(settings: Settings) -> FileStore:
+    """The data dir, or the S3 bucket every node shares (checked: FileStoreUnavailable)."""
+    if settings.s3_bucket is None:
+        return LocalFileStore(settings.data_dir)
+    from service.store.s3 import S3FileStore
+
+    files = S3FileStore(
+        settings.s3_bucket,
+        prefix=settings.s3_prefix,
+        endpoint_url=settings.s3_endpoint_url,
+        region=settings.s3_region,
+        spool=settings.data_dir / "spool",
+        presigned=settings.s3_presigned,
+    )
+    await asyncio.to_thread(files.check)
+    return files
+
+
 @asynccontextmanager
 async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Context]:
     """The context of one process; on exit its background work is drained and the store
     closed (also when a later part cannot be made). Raises OSError or sqlite3.Error when the
-    data dir cannot be opened, DatabaseUnavailable (an OSError) when the database cannot."""
+    data dir cannot be opened, DatabaseUnavailable or FileStoreUnavailable (OSErrors) when
+    the database or the bucket cannot."""
     async with AsyncExitStack() as closing:
         store, clock, key = await _open_store(settings, clock, closing)
         ctx = Context(
             settings=settings,
             store=store,
-            files=LocalFileStore(settings.data_dir),
+            files=await _open_files(settings),
             clock=clock,
             signing_key=key,
             responders=Responders(settings),

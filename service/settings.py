@@ -277,6 +277,26 @@ class Settings:
             _database_url, "PostgreSQL shared by every node (default: SQLite in the data dir)"
         ),
     )
+    s3_bucket: str | None = field(
+        default=None,
+        metadata=_option(
+            _optional, "S3 bucket of uploads, results and images (default: the data dir)"
+        ),
+    )
+    s3_endpoint_url: str | None = field(
+        default=None,
+        metadata=_option(_base_url, "S3-compatible endpoint, e.g. MinIO (default: AWS S3)"),
+    )
+    s3_region: str | None = field(
+        default=None, metadata=_option(_optional, "region of the bucket (default: boto3's)")
+    )
+    s3_prefix: str = field(
+        default="", metadata=_option(str, "key prefix of every object in the bucket")
+    )
+    s3_presigned: bool = field(
+        default=False,
+        metadata=_option(_flag, "result file_url is an S3 presigned GET instead of /files"),
+    )
 
     @property
     def database_path(self) -> Path:

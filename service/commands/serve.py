@@ -14,7 +14,7 @@ import textwrap
 from service.commands import Exit, setting_argument, settings_from
 from service.commands.guards import DataDirInUse, DataDirLock, PortHold, PortInUse
 from service.settings import Settings, SettingsError, env_name, options
-from service.store.errors import DatabaseUnavailable
+from service.store.errors import DatabaseUnavailable, FileStoreUnavailable
 
 _FLAGS = [name for name, _, option in options() if option.flag]
 
@@ -75,7 +75,7 @@ def _serve_locked(settings: Settings) -> int:
     try:
         try:
             first_key = asyncio.run(_bootstrap(settings))
-        except DatabaseUnavailable as exc:
+        except (DatabaseUnavailable, FileStoreUnavailable) as exc:
             return _fail(str(exc), Exit.USAGE)
         except (OSError, sqlite3.Error) as exc:
             return _fail(f"cannot open {settings.database_path}: {exc}", Exit.FAILED)

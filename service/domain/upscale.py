@@ -21,7 +21,7 @@ from service.domain.errors import (
     UrlExpired,
     ValidationFailed,
 )
-from service.domain.files import result_key, upload_key
+from service.domain.files import FileStore, result_key, upload_key
 from service.domain.ids import new_id
 from service.domain.models import IdempotencyKey, Task, UsageRecord, WebhookTarget
 from service.domain.signing import signed_path, verified_expiry
@@ -109,11 +109,16 @@ def _inspect(path: str, resolution: str, max_bytes: int) -> dict[str, Any]:
 
 async def inspect_upload(ctx: Context, task_id: str, resolution: str) -> dict[str, Any]:
     """The uploaded video's facts (its headers checked against every input limit, then the
-    box fit); raises InvalidVideo or TargetNotLarger."""
-    with ctx.files.local_copy(upload_key(task_id)) as path:
-        return await asyncio.to_thread(
-            _inspect, str(path), resolution, ctx.settings.max_upload_bytes
-        )
+    box fit); raises InvalidVideo or TargetNotLarger. In a thread: the file store may have
+    to fetch the upload first."""
+    return await asyncio.to_thread(
+        _inspect_stored, ctx.files, upload_key(task_id), resolution, ctx.settings.max_upload_bytes
+    )
+
+
+def _inspect_stored(files: FileStore, key: str, resolution: str, max_bytes: int) -> dict:
+    with files.local_copy(key) as path:
+        return _inspect(str(path), resolution, max_bytes)
 
 
 def fingerprint(request: UpscaleRequest, upload_digest: str) -> str:
@@ -265,12 +270,16 @@ def result_gone(task: Task, now_ms: int) -> bool:
 
 
 def result_link(ctx: Context, task: Task) -> str:
-    """A freshly signed path (with query) to the task's file: valid for AVATAR_URL_TTL_S and
-    never past `readable_until`."""
+    """A fresh link to the task's file, valid for AVATAR_URL_TTL_S and never past
+    `readable_until`: the file store's own absolute URL when it gives one (S3 presigned),
+    else a signed path (with query) under the service's base."""
     now = ctx.clock.now_ms()
     expires_ms = now + round(ctx.settings.url_ttl_s * 1000)
     if task.readable_until_ms is not None:
         expires_ms = min(expires_ms, task.readable_until_ms)
+    direct = ctx.files.direct_link(result_key(task.task_id), expires_ms, now)
+    if direct is not None:
+        return direct
     return signed_path(ctx.signing_key, result_path(task.task_id), expires_ms // 1000)
 
 

@@ -69,14 +69,15 @@ class UpscaleTask(TaskView, kw_only=True):
         file_link: str | None = None,
         queue_position: int | None = None,
     ) -> UpscaleTask:
-        """The view of `task`, with links under `base_url`; `file_link` is the signed path of
-        its readable result (None when there is none to show)."""
+        """The view of `task`, with links under `base_url`; `file_link` is the link of its
+        readable result (None when there is none to show)."""
         completed = task.status == COMPLETED and task.result is not None
+        shown = completed and file_link is not None
         return cls(
             **task_view_fields(task, base_url, queue_position),
             resolution=task.params["resolution"],
             input=_input(task.input or {}),
-            result=_result(task, base_url + file_link) if completed and file_link else _UNSET,
+            result=_result(task, _absolute(base_url, file_link)) if shown else _UNSET,
             billing=_billing(task) if completed else _UNSET,
             error=error_view(task),
         )
@@ -99,6 +100,11 @@ def _result(task: models.Task, file_url: str) -> UpscaleResult:
             **{name: output[name] for name in UpscaleOutput.__struct_fields__ if name in output},
         )
     )
+
+
+def _absolute(base_url: str, link: str) -> str:
+    """A signed path goes under `base_url`; a file store's own link (S3) is absolute."""
+    return link if "://" in link else base_url + link
 
 
 class UpscaleTaskEnvelope(msgspec.Struct):

@@ -107,6 +107,9 @@ class LocalFileStore:
             path.unlink(missing_ok=True)
             raise
 
+    def direct_link(self, key: str, expires_ms: int, now_ms: int) -> None:
+        return None  # the data dir is served only through the service's signed links
+
     async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
         folder = self._path(prefix.rstrip("/"))
         if not folder.is_dir():

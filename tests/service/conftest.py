@@ -32,7 +32,7 @@ from service.app import create_app
 from service.clock import ManualClock
 from service.domain.keys import create_key
 from service.settings import load_settings
-from tests.service.stack import PostgresCluster, postgres_bin
+from tests.service.stack import PostgresCluster, S3Server, postgres_bin
 
 
 class Api:
@@ -244,13 +244,18 @@ def receiver(make_receiver) -> Receiver:
 
 @pytest.fixture
 def make_api(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Api]]:
-    """Build an app with settings overrides (e.g. `session_warmup_s=5`); on the PostgreSQL
-    stack (see `ON_POSTGRES`) each app gets a database of its own."""
+    """Build an app with settings overrides (e.g. `session_warmup_s=5`); on the cluster stack
+    (see `ON_POSTGRES`) each app gets a database and a bucket prefix of its own."""
     clients: list[TestClient] = []
 
     def build(**overrides) -> Api:
         if ON_POSTGRES:
             overrides.setdefault("database_url", request.getfixturevalue("database_url"))
+        if ON_S3:
+            s3 = load_settings(request.getfixturevalue("s3_env"))
+            overrides.setdefault("s3_bucket", s3.s3_bucket)
+            overrides.setdefault("s3_endpoint_url", s3.s3_endpoint_url)
+            overrides.setdefault("s3_prefix", s3.s3_prefix)
         settings = load_settings({}, data_dir=tmp_path / f"data{len(clients)}", **overrides)
         clock = ManualClock()
         client = TestClient(create_app(settings, clock))
@@ -417,11 +422,13 @@ def start_serve_module(tmp_path_factory) -> Iterator[Callable[..., LiveServer]]:
         yield start
 
 
-# The PostgreSQL stack. AVATAR_TEST_STACK=postgres (what .ci/run sets for its second, smaller
-# run) moves every app that `make_api` builds onto PostgreSQL; without it, only the tests that
-# ask for `database_url` (the store contract tests, the multi-node tests) use PostgreSQL, and
-# they skip where its binaries are missing (`apt-get install postgresql`).
-ON_POSTGRES = os.environ.get("AVATAR_TEST_STACK", "") == "postgres"
+# The cluster stack. AVATAR_TEST_STACK=postgres,s3 (what .ci/run sets for its second, smaller
+# run) moves every app that `make_api` builds onto PostgreSQL and an S3 bucket (either alone
+# when named alone); without it, only the tests that ask for `database_url` or `s3_env` (the
+# store contract tests, the multi-node tests) use them, and the PostgreSQL ones skip where its
+# binaries are missing (`apt-get install postgresql`).
+_STACK = set(os.environ.get("AVATAR_TEST_STACK", "").split(","))
+ON_POSTGRES, ON_S3 = "postgres" in _STACK, "s3" in _STACK
 
 
 @pytest.fixture(scope="session")
@@ -486,3 +493,23 @@ async def another_store(settings):
     from service.store.sqlite import SqliteStore
 
     return SqliteStore(settings.database_path, 0)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """One S3 server (moto's, over HTTP on loopback) for the whole run; tests take a prefix."""
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """AVATAR_S3_* and AWS_* variables of a prefix of its own in the test bucket (set in this
+    process too, for the stores the test opens itself)."""
+    import secrets
+
+    env = s3_server.env(f"t{secrets.token_hex(4)}")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env

@@ -1,5 +1,5 @@
 """Real parts of a multi-node deployment, started on loopback for tests and benchmarks:
-a throwaway PostgreSQL cluster from Debian's binaries.
+a throwaway PostgreSQL cluster from Debian's binaries, and an S3 server (moto's).
 
 PostgreSQL refuses to run as root, so as root the cluster belongs to an unprivileged user
 (`postgres` when the package made it, else `nobody`) and its commands run as that user."""
@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -101,14 +102,15 @@ class PostgresCluster:
                     raise
                 time.sleep(0.05)
 
-    def create_database(self, name: str | None = None) -> str:
-        """A new empty database; its URL."""
+    def create_database(self) -> str:
+        """The URL of a new, empty place for a store: a schema of its own, which the URL puts
+        first on the search path (a CREATE DATABASE costs ~0.4 s here, a schema ~0.1 ms)."""
         import psycopg
 
-        name = name or f"t_{secrets.token_hex(6)}"
+        name = f"t_{secrets.token_hex(6)}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name)
+            conn.execute(f'CREATE SCHEMA "{name}"')
+        return f"{self.url()}?options=-csearch_path%3D{name}"
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -120,3 +122,66 @@ class PostgresCluster:
                 self.process.wait()
         self._log.close()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class S3Server:
+    """moto's standalone S3 server, a process of its own on a loopback port, with a bucket
+    made; `env` holds the variables a `serve` needs to use it."""
+
+    def __init__(self, bucket: str = "avatar-test") -> None:
+        port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        self.endpoint = f"http://127.0.0.1:{port}"
+        self.bucket = bucket
+        self.credentials = {
+            "AWS_ACCESS_KEY_ID": "test-key",
+            "AWS_SECRET_ACCESS_KEY": "test-secret",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.client().create_bucket(Bucket=bucket)
+                break
+            except Exception:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def client(self):
+        import boto3
+
+        return boto3.session.Session(
+            aws_access_key_id=self.credentials["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=self.credentials["AWS_SECRET_ACCESS_KEY"],
+            region_name="us-east-1",
+        ).client("s3", endpoint_url=self.endpoint)
+
+    def env(self, prefix: str) -> dict[str, str]:
+        return {
+            **self.credentials,
+            "AVATAR_S3_BUCKET": self.bucket,
+            "AVATAR_S3_ENDPOINT_URL": self.endpoint,
+            "AVATAR_S3_PREFIX": prefix,
+        }
+
+    def keys(self, prefix: str) -> list[str]:
+        """Every object and unfinished multipart upload under `prefix`."""
+        client = self.client()
+        objects = client.list_objects_v2(Bucket=self.bucket, Prefix=prefix).get("Contents", [])
+        uploads = client.list_multipart_uploads(Bucket=self.bucket, Prefix=prefix)
+        return sorted(
+            [item["Key"] for item in objects]
+            + [f"(upload) {item['Key']}" for item in uploads.get("Uploads", [])]
+        )
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
