@@ -136,6 +136,17 @@ def _database_url(text: str) -> str | None:
     return text
 
 
+ROLES = ("http", "tasks", "sweeper", "webhooks")
+
+
+def _roles(text: str) -> tuple[str, ...]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ROLES]
+    if not names or unknown:
+        raise ValueError(f"must be a comma-separated subset of {','.join(ROLES)}")
+    return tuple(name for name in ROLES if name in names)  # in a fixed order, once each
+
+
 def _host(text: str) -> str:
     if not text.strip():
         raise ValueError("must be a host name or address such as 127.0.0.1 or 0.0.0.0")
@@ -275,6 +286,12 @@ class Settings:
         default=None,
         metadata=_option(
             _database_url, "PostgreSQL shared by every node (default: SQLite in the data dir)"
+        ),
+    )
+    roles: tuple[str, ...] = field(
+        default=ROLES,
+        metadata=_option(
+            _roles, "what this node runs: http,tasks,sweeper,webhooks or a subset", flag=True
         ),
     )
     s3_bucket: str | None = field(

@@ -13,7 +13,7 @@ import textwrap
 
 from service.commands import Exit, setting_argument, settings_from
 from service.commands.guards import DataDirInUse, DataDirLock, PortHold, PortInUse
-from service.settings import Settings, SettingsError, env_name, options
+from service.settings import ROLES, Settings, SettingsError, env_name, options
 from service.store.errors import DatabaseUnavailable, FileStoreUnavailable
 
 _FLAGS = [name for name, _, option in options() if option.flag]
@@ -23,6 +23,7 @@ def _environment_help() -> str:
     lines = ["environment (each flag also reads its variable; a flag wins):"]
     for name, default, option in options():
         shown = "unset" if default is None else default
+        shown = ",".join(shown) if isinstance(shown, tuple) else shown
         lines.append(f"  {env_name(name):<28} {option.help} (default: {shown})")
     return "\n".join(lines)
 
@@ -48,11 +49,31 @@ def _fail(message: str, status: Exit) -> int:
     return status
 
 
+def _refusal(settings: Settings) -> str | None:
+    """Why this configuration cannot run as a node, if it cannot."""
+    if settings.roles != ROLES:
+        shown = ",".join(settings.roles)
+        if settings.database_url is None:
+            return (
+                f"--roles {shown} runs part of the service: the other roles must run on other"
+                " nodes sharing one PostgreSQL database (set AVATAR_DATABASE_URL), which SQLite"
+                " cannot be"
+            )
+        if settings.s3_bucket is None:
+            return (
+                f"--roles {shown} runs part of the service: the nodes must share their files"
+                " through an S3 bucket (set AVATAR_S3_BUCKET)"
+            )
+    return None
+
+
 def run_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args, _FLAGS)
     except SettingsError as exc:
         return _fail(str(exc), Exit.USAGE)
+    if (refusal := _refusal(settings)) is not None:
+        return _fail(refusal, Exit.USAGE)
     try:
         lock = DataDirLock(settings.data_dir)
     except DataDirInUse as exc:
@@ -67,7 +88,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _serve_locked(settings: Settings) -> int:
     try:
-        hold = PortHold(settings.host, settings.port)
+        hold = PortHold(settings.host, settings.port) if "http" in settings.roles else None
     except PortInUse as exc:
         return _fail(str(exc), Exit.PORT_IN_USE)
     except OSError as exc:
@@ -84,7 +105,8 @@ def _serve_locked(settings: Settings) -> int:
         _supervise(settings)
         return Exit.OK
     finally:
-        hold.release()
+        if hold is not None:
+            hold.release()
 
 
 async def _bootstrap(settings: Settings) -> str | None:
@@ -108,9 +130,14 @@ def _announce(settings: Settings, first_key: str | None) -> None:
         print(first_key, flush=True)
         return
     command = f"avatar-service keys create --owner default --data-dir {settings.data_dir}"
+    where = f"the data dir {settings.data_dir}"
+    if settings.database_url is not None:
+        from service.store.postgres import describe
+
+        where = f"the database at {describe(settings.database_url)}"
     print(
         textwrap.dedent(f"""\
-        Using the data dir {settings.data_dir}; its first API key was printed when it was made.
+        Using {where}; its first API key was printed when it was made.
         Lost it? Make another: {command}"""),
         flush=True,
     )
@@ -119,7 +146,8 @@ def _announce(settings: Settings, first_key: str | None) -> None:
 def _export(settings: Settings) -> None:
     """Granian workers build the app from the environment: pass the flags on through it."""
     for name in _FLAGS:
-        os.environ[env_name(name)] = str(getattr(settings, name))
+        value = getattr(settings, name)
+        os.environ[env_name(name)] = ",".join(value) if isinstance(value, tuple) else str(value)
 
 
 def _supervise(settings: Settings) -> None:
@@ -130,13 +158,13 @@ def _supervise(settings: Settings) -> None:
     from service.workers.webhooks import run_webhook_sender
 
     configure_logging()
-    roles = [
-        Role("avatar-http", run_http, (settings,)),
-        Role("avatar-sweeper", run_sweeper, (settings,)),
-        Role("avatar-webhooks", run_webhook_sender, (settings,)),
-        *(
+    processes = {
+        "http": [Role("avatar-http", run_http, (settings,))],
+        "sweeper": [Role("avatar-sweeper", run_sweeper, (settings,))],
+        "webhooks": [Role("avatar-webhooks", run_webhook_sender, (settings,))],
+        "tasks": [
             Role(f"avatar-task-{n}", run_task_worker, (settings,))
             for n in range(1, settings.task_workers + 1)
-        ),
-    ]
-    Supervisor(roles).run()
+        ],
+    }
+    Supervisor([role for name in settings.roles for role in processes[name]]).run()
