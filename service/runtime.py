@@ -73,7 +73,7 @@ async def _open_store(
     return pg, clock, key or await pg.signing_key(clock.now_ms())
 
 
-async def _open_files(settings: Settings) -> FileStore:
+async def open_files(settings: Settings) -> FileStore:
     """The data dir, or the S3 bucket every node shares (checked: FileStoreUnavailable)."""
     if settings.s3_bucket is None:
         return LocalFileStore(settings.data_dir)
@@ -102,7 +102,7 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
         ctx = Context(
             settings=settings,
             store=store,
-            files=await _open_files(settings),
+            files=await open_files(settings),
             clock=clock,
             signing_key=key,
             responders=Responders(settings),

@@ -4,7 +4,12 @@ Every change to a task is a compare-and-set on its `version` (see `_save`): unde
 COMMITTED an UPDATE that waited for a concurrent one re-checks its WHERE against the committed
 row, so exactly one of two racing writers wins. A claim takes the oldest queued task with
 `FOR UPDATE SKIP LOCKED` (claimers on every node pass over rows another claim holds instead of
-queueing behind it) and leases it in the same transaction."""
+queueing behind it) and leases it in the same transaction.
+
+Only what idle workers wait for is announced to other nodes: a task queued (or put back) and a
+webhook owed. A NOTIFY serializes the commits of every transaction that sends one (PostgreSQL
+takes a lock on its notification queue until the commit is flushed), so announcing every
+heartbeat, claim and completion would cap the queue at one commit per disk flush."""
 
 from __future__ import annotations
 
@@ -44,7 +49,8 @@ async def _save(
     )
     if cursor.rowcount != 1:
         return False
-    await announce(conn, "tasks")
+    if task.status == "IN_QUEUE":  # put back: idle workers on every node may take it
+        await announce(conn, "tasks")
     if delivery is not None:
         await conn.execute(
             "INSERT INTO webhook_outbox (task_id, owner_id, target, created_ms)"
@@ -183,7 +189,13 @@ class TasksMixin(PostgresBase):
         delivery: Delivery | None = None,
         usage: UsageRecord | None = None,
     ) -> bool:
-        saved = await self._write(_save, task, expected_version, delivery, usage)
+        if delivery is None and usage is None and task.status != "IN_QUEUE":
+            # One UPDATE and nothing else (a heartbeat, a claim's end): in autocommit, one
+            # round trip instead of three.
+            async with self._pool.connection() as conn:
+                saved = await _save(conn, task, expected_version, None, None)
+        else:
+            saved = await self._write(_save, task, expected_version, delivery, usage)
         if saved:
             self._task_changes.touch()
             if delivery is not None:
