@@ -121,7 +121,12 @@ async def _bootstrap(settings: Settings) -> str | None:
     async with open_context(settings) as ctx:
         if settings.database_url is None:
             await recover_after_restart(ctx, task_kinds())
-        return await bootstrap(ctx.store, ctx.clock)
+        try:
+            return await bootstrap(ctx.store, ctx.clock)
+        except Exception:
+            if await ctx.store.count_owners():  # another node made the first key meanwhile
+                return None
+            raise
 
 
 def _announce(settings: Settings, first_key: str | None) -> None:

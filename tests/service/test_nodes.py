@@ -162,3 +162,32 @@ def test_configurations_that_cannot_work_are_refused_in_one_line(env, says, run_
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], lines
+
+
+# The `cluster` extra's packages made unimportable, as after `pip install .` alone.
+WITHOUT_EXTRA = (
+    "import sys\n"
+    "for name in ('psycopg', 'psycopg_pool', 'boto3', 'botocore'): sys.modules[name] = None\n"
+)
+
+
+def test_the_embedded_setup_needs_no_extra_and_a_cluster_setting_says_how_to_get_it(tmp_path):
+    import subprocess
+    import sys
+
+    imports = "import service.app, service.runtime, service.workers.tasks, service.commands.store"
+    loaded = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA + imports], check=False)
+    assert loaded.returncode == 0
+    serve = "from service.cli import main; sys.exit(main(sys.argv[1:]))"
+    for variable, value in (
+        ("AVATAR_DATABASE_URL", "postgresql://127.0.0.1:1/db"),
+        ("AVATAR_S3_BUCKET", "bucket"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-c", WITHOUT_EXTRA + serve, "serve", "--data-dir", str(tmp_path)],
+            env={"PATH": os.environ["PATH"], variable: value},
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2, result.stderr
+        assert len(lines) == 1 and "pip install 'avatar-service[cluster]'" in lines[0], lines
