@@ -2,7 +2,8 @@
 
     python -m bench.conversations [--sockets 200] [--duration 20] [--rate 1.0] [--rounds 1]
 
-Starts `serve` (1 HTTP worker, defaults) on a free loopback port, publishes an agent through a
+Starts `serve` (1 HTTP worker, defaults but the socket caps, raised to `--sockets`: every
+visitor here comes from one address) on a free loopback port, publishes an agent through a
 route, opens `--sockets` conversation sockets at once and has each send a message every
 1/`--rate` seconds (at a random phase, seeded) for `--duration` seconds, waiting for each reply
 before the next send. It reports the messages answered per second, the latency from a send to
@@ -145,11 +146,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _uncapped(sockets: int) -> dict[str, str]:
+    caps = ("AVATAR_MAX_SOCKETS_PER_CLIENT", "AVATAR_MAX_CONVERSATIONS_PER_ROUTE")
+    return {name: str(max(sockets, 1)) for name in caps}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     with (
         tempfile.TemporaryDirectory(prefix="bench-conversations-") as work,
-        running_serve(Path(work)) as (server, key),
+        running_serve(Path(work), _uncapped(args.sockets)) as (server, key),
     ):
         agent = {"name": "B", "greeting": "Hi"}
         agent_id = api_call(server.base, key, "POST", "/v1/agents", agent)["agent_id"]

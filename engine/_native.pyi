@@ -23,6 +23,14 @@ def resample(
     out: npt.NDArray[np.uint8] | None,
     isa: str | None,
 ) -> tuple[npt.NDArray[np.uint8], str]: ...
+def detail2x(
+    plane: npt.NDArray[np.uint8],
+    weights: npt.NDArray[np.float32],
+    thresholds: npt.NDArray[np.float32],
+    threads: int | None,
+    out: npt.NDArray[np.uint8] | None,
+    isa: str | None,
+) -> tuple[npt.NDArray[np.uint8], str]: ...
 def weight_table(
     in_size: int, out_size: int, filter: str, shift: float
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...

@@ -219,7 +219,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--filter",
         default="lanczos3",
         choices=FILTERS,
-        help="resampling filter (default: %(default)s)",
+        help="resampling filter; detail: the learned filter for luma, Lanczos3 for chroma "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--kernel",

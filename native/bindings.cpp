@@ -18,6 +18,7 @@
 #include <string>
 #include <utility>
 
+#include "detail/detail.hpp"
 #include "fit/fit_box.hpp"
 #include "limits.hpp"
 #include "resample/dispatch.hpp"
@@ -166,6 +167,42 @@ py::tuple resample(const py::array& plane, int out_w, int out_h, const std::stri
   return py::make_tuple(result, avatar::isa_name(options.isa));
 }
 
+// The learned filter's 2x pass: `weights` float32 (buckets, phases, taps), `thresholds`
+// float32 (2,); returns (result of shape (2 h, 2 w), name of the variant that ran).
+py::tuple detail2x(const py::array& plane, const py::array_t<float, py::array::c_style>& weights,
+                   const py::array_t<float, py::array::c_style>& thresholds,
+                   std::optional<int> threads, std::optional<py::array> out,
+                   const std::optional<std::string>& isa) {
+  const avatar::ImageView src = source_view(plane);
+  check_side(src.width, kMaxOutputSide, "plane width");
+  check_side(src.height, kMaxOutputSide, "plane height");
+  if (weights.ndim() != 3 || weights.shape(0) != avatar::kDetailBuckets ||
+      weights.shape(1) != avatar::kDetailPhases || weights.shape(2) != avatar::kDetailTaps) {
+    throw py::value_error("weights must have shape (" + std::to_string(avatar::kDetailBuckets) +
+                          ", " + std::to_string(avatar::kDetailPhases) + ", " +
+                          std::to_string(avatar::kDetailTaps) + ")");
+  }
+  if (thresholds.ndim() != 1 || thresholds.shape(0) != 2) {
+    throw py::value_error("thresholds must have shape (2,)");
+  }
+  const float* w = weights.data();
+  const float* t = thresholds.data();
+  if (!std::all_of(w, w + weights.size(), [](float v) { return std::isfinite(v); }) ||
+      !std::isfinite(t[0]) || !std::isfinite(t[1])) {
+    throw py::value_error("weights and thresholds must be finite");
+  }
+  const avatar::DetailModel model{w, {t[0], t[1]}};
+  const int run_threads = choose_threads(threads);
+  const avatar::Isa run_isa = isa_to_run(isa);
+  py::array result = out ? *out : aligned_image(2 * src.width, 2 * src.height);
+  const avatar::OutputView dst = output_view(result, 2 * src.width, 2 * src.height);
+  {
+    py::gil_scoped_release release;
+    avatar::detail2x(src, dst, model, run_threads, run_isa);
+  }
+  return py::make_tuple(result, avatar::isa_name(run_isa));
+}
+
 py::tuple weight_table(int in_size, int out_size, const std::string& filter, double shift) {
   check_side(in_size, kMaxSourceSide, "in_size");
   check_side(out_size, kMaxOutputSide, "out_size");
@@ -207,6 +244,9 @@ PYBIND11_MODULE(_native, m) {
         py::arg("filter"), py::arg("dx"), py::arg("dy"), py::arg("threads"), py::arg("out"),
         py::arg("isa"),
         "Resample a 2-D uint8 plane into `out` (or a new array); returns (array, isa that ran).");
+  m.def("detail2x", &detail2x, py::arg("plane"), py::arg("weights"), py::arg("thresholds"),
+        py::arg("threads"), py::arg("out"), py::arg("isa"),
+        "The learned filter's 2x pass into `out` (or a new array); returns (array, isa that ran).");
   m.def("weight_table", &weight_table, py::arg("in_size"), py::arg("out_size"), py::arg("filter"),
         py::arg("shift"),
         "(first, weights) of one axis: the coefficients every native pass applies.");

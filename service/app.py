@@ -12,7 +12,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 import engine
-from service.api import auth
+from service.api import auth, body_limits, declared
 from service.api.agents import AgentsController
 from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
@@ -21,7 +21,7 @@ from service.api.frontdoor import front_door
 from service.api.generation import GenerationController
 from service.api.health import healthz
 from service.api.live import route_socket, session_socket
-from service.api.openapi import document_errors
+from service.api.openapi import operation_id
 from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
@@ -45,12 +45,13 @@ def _openapi() -> OpenAPIConfig:
         version=engine.__version__,
         path="/schema",
         render_plugins=[JsonRenderPlugin()],
+        operation_id_creator=operation_id,
         components=Components(
             security_schemes={
                 "BearerAuth": SecurityScheme(
                     type="http", scheme="bearer", description="An API key as a Bearer token."
                 )
-            }
+            },
         ),
     )
 
@@ -98,7 +99,8 @@ def create_app(
             app.state["ctx"] = ctx
             app.state["live"] = live = LiveConversations(ctx)
             auth.install(app.state, ctx)
-            document_errors(app)
+            body_limits.install(app.state, ctx)
+            declared.install(app)
             if worker:
                 # Everything built so far lives as long as the worker: keep it out of the
                 # cyclic GC's scans, which otherwise show up as latency spikes under load.
@@ -119,6 +121,7 @@ def create_app(
             route_socket,
             session_socket,
         ],
+        before_request=declared.hold_to_declarations,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         openapi_config=_openapi(),

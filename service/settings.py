@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -114,6 +115,17 @@ def _frame_ancestors(text: str) -> str:
     return value
 
 
+def _networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """Addresses and CIDR blocks, comma-separated (an address is a block of one)."""
+    try:
+        return tuple(ip_network(item.strip()) for item in text.split(",") if item.strip())
+    except ValueError:
+        raise ValueError(
+            "must be addresses or CIDR blocks (host bits zero), comma-separated, such as"
+            " 10.0.0.0/8, ::1"
+        ) from None
+
+
 def _choice(names: tuple[T, ...]) -> Callable[[str], T]:
     def parse(text: str) -> T:
         if text not in names:
@@ -182,6 +194,14 @@ class Settings:
         default=None,
         metadata=_option(_base_url, "base of page links /r/ and /i/ (default: AVATAR_PUBLIC_URL)"),
     )
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = field(
+        default=(),
+        metadata=_option(
+            _networks,
+            "reverse proxies whose X-Forwarded-* / Forwarded headers are believed (addresses"
+            " or CIDR blocks, comma-separated)",
+        ),
+    )
     frame_ancestors: str = field(
         default="*", metadata=_option(_frame_ancestors, "who may frame the pages (CSP)")
     )
@@ -198,6 +218,23 @@ class Settings:
     )
     max_upload_bytes: int = field(
         default=GIB, metadata=_option(_whole(1), "largest upscale upload, in bytes")
+    )
+    # Uploads in progress (both file uploads; the idle limit holds for JSON bodies too).
+    upload_idle_s: float = field(
+        default=30.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a request body that pauses longer ends with 408"
+        ),
+    )
+    max_uploads_per_key: int = field(
+        default=4,
+        metadata=_option(_whole(1), "uploads in flight per API key, across all HTTP workers"),
+    )
+    min_free_bytes: int = field(
+        default=2 * GIB,
+        metadata=_option(
+            _whole(0), "an upload is refused (507) unless the data dir keeps this much free"
+        ),
     )
     task_timeout_s: float = field(
         default=3600.0,
@@ -252,6 +289,21 @@ class Settings:
         default=3600.0,
         metadata=_option(
             _seconds(zero_ok=False), "a session stops by itself this long after start"
+        ),
+    )
+    # Conversation sockets (the limits that protect the service from anonymous visitors).
+    max_sockets_per_client: int = field(
+        default=8,
+        metadata=_option(_whole(1), "open conversation sockets per client address"),
+    )
+    max_conversations_per_route: int = field(
+        default=50,
+        metadata=_option(_whole(1), "open conversation sockets per route"),
+    )
+    conversation_idle_s: float = field(
+        default=300.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "a route conversation with no visitor message this long ends"
         ),
     )
     # Read by the conversation responders.
@@ -314,6 +366,14 @@ class Settings:
         default=False,
         metadata=_option(_flag, "result file_url is an S3 presigned GET instead of /files"),
     )
+
+    def __post_init__(self) -> None:
+        # engine.resample has the learned filter only in its native kernel.
+        if self.filter == "detail" and self.kernel != "native":
+            raise SettingsError(
+                f"AVATAR_FILTER=detail needs AVATAR_KERNEL=native, not {self.kernel!r}: "
+                "the learned filter exists only in the native kernel"
+            )
 
     @property
     def database_path(self) -> Path:

@@ -3,7 +3,12 @@
 - `service/store/` imports nothing of the service but `service.domain`;
 - `service/domain/` imports neither Litestar nor `service.store` (nor the HTTP layer);
 - `service/workers/` and `service/schemas/` do not import the HTTP layer (`service.api`);
-- among the product's packages, only `engine/video/` imports PyAV.
+- `service/schemas/` are plain data: they get no `Context` (so no store, files or signing
+  key): views are made from what the domain read;
+- among the product's packages, only `engine/video/` imports PyAV;
+- the leaves (the error hierarchy, the outbound-address rule) import nothing of ours, and
+  `service/responders/` takes nothing else from the domain, so the domain (which asks the
+  responders for replies) and the responders never import each other.
 """
 
 from __future__ import annotations
@@ -61,3 +66,23 @@ def test_only_the_video_layer_imports_pyav(path):
 @pytest.mark.parametrize("path", _modules("service/workers") + _modules("service/schemas"), ids=str)
 def test_workers_and_schemas_do_not_reach_into_the_http_layer(path):
     assert not any(_within(name, "service.api") for name in _imports(path)), path
+
+
+LEAVES = ("service/outbound.py", "service/domain/errors.py")
+
+
+@pytest.mark.parametrize("path", LEAVES)
+def test_leaves_import_nothing_of_ours(path):
+    ours = {n for n in _imports(ROOT / path) if _within(n, "service") or _within(n, "engine")}
+    assert not ours, ours
+
+
+@pytest.mark.parametrize("path", _modules("service/responders"), ids=str)
+def test_responders_take_only_the_error_hierarchy_from_the_domain(path):
+    domain = {n for n in _imports(path) if _within(n, "service.domain")}
+    assert domain <= {"service.domain.errors"}, domain
+
+
+@pytest.mark.parametrize("path", _modules("service/schemas"), ids=str)
+def test_schemas_read_nothing(path):
+    assert "service.domain.context" not in _imports(path), path

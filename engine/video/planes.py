@@ -70,6 +70,12 @@ def plane_targets(
     return PlaneTarget(out_w, out_h, (0.0, 0.0)), chroma, chroma
 
 
+def plane_filter(filter: str, index: int) -> str:
+    """The filter of plane `index` (0: luma): the learned `detail` filter was trained on luma,
+    so chroma goes through Lanczos3."""
+    return "lanczos3" if filter == "detail" and index > 0 else filter
+
+
 @dataclass(frozen=True)
 class FrameScaler:
     """Builds each output frame: allocate, resample every plane into it, copy the timing."""
@@ -91,12 +97,13 @@ class FrameScaler:
             out = self.new_frame()
         else:
             out.make_writable()  # a no-op unless something else still holds its buffers
-        for source, target, plane in zip(frame.planes, self.targets, out.planes, strict=True):
+        planes = zip(frame.planes, self.targets, out.planes, strict=True)
+        for index, (source, target, plane) in enumerate(planes):
             resample(
                 self.orientation.view(plane_array(source)),
                 target.width,
                 target.height,
-                filter=self.filter,
+                filter=plane_filter(self.filter, index),
                 kernel=self.kernel,
                 offset=target.offset,
                 threads=self.threads,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of
+from service.api.openapi import delete, get, post
 from service.api.params import Cursor, Limit
 from service.domain import agents as domain
 from service.domain.pagination import DEFAULT_LIMIT, page_request

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, delete, get, post
+from litestar import Controller, Request
 from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.openapi import error_responses
-from service.api.params import Cursor, Limit
+from service.api.openapi import delete, error_responses, file_download, get, post
+from service.api.params import Cursor, Limit, RangeHeader
 from service.api.upload import UploadForm, body_limit, multipart_body, receive_upload
 from service.domain import avatars as domain
 from service.domain.errors import NotFound
@@ -41,7 +41,7 @@ class AvatarsController(Controller):
         status_code=201,
         request_max_body_size=body_limit(MAX_IMAGE_BYTES),
         operation_class=_FORM,
-        responses=error_responses(415),
+        responses=error_responses(415, 507),
     )
     async def upload_avatar(self, request: Request) -> AvatarEnvelope:
         ctx, avatar_id = ctx_of(request), new_id("av")
@@ -99,8 +99,14 @@ class HostedAvatarsController(Controller):
         await domain.delete_avatar(ctx_of(request), owner_of(request), avatar_id)
 
 
-@get("/avatars/{file_name:str}", tags=["public"], summary="Avatar image (PNG, no key)")
-async def avatar_png(request: Request, file_name: str) -> ASGIApp:
+@get(
+    "/avatars/{file_name:str}",
+    tags=["public"],
+    summary="Avatar image (PNG, no key)",
+    operation_class=file_download("image/png"),
+    responses=error_responses(416),
+)
+async def avatar_png(request: Request, file_name: str, byte_range: RangeHeader = None) -> ASGIApp:
     """The avatar's PNG, public so pages can show it; the id is unguessable."""
     avatar_id, dot, extension = file_name.rpartition(".")
     if not dot or extension != "png":
@@ -112,4 +118,4 @@ async def avatar_png(request: Request, file_name: str) -> ASGIApp:
         # Shown by a browser, not downloaded.
         "Content-Disposition": f'inline; filename="{avatar_id}.png"',
     }
-    return BlobResponse(ctx.files, key, size, "image/png", request.headers.get("range"), headers)
+    return BlobResponse(ctx.files, key, size, "image/png", byte_range, headers)

@@ -16,7 +16,9 @@ import msgspec
 from litestar import Request
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 
-from service.domain.errors import BadRequest, ValidationFailed
+from service.api.body_limits import body_limits
+from service.api.openapi import ApiOperation
+from service.domain.errors import BadRequest, ValidationFailed, clip
 
 T = TypeVar("T")
 
@@ -37,12 +39,29 @@ def _validation_detail(message: str) -> tuple[str, str]:
         path = match["path"].lstrip(".")
         message = message[: match.start()]
     if (named := _UNKNOWN_FIELD.search(message)) or (named := _MISSING_FIELD.search(message)):
-        path = f"{path}.{named['name']}" if path else named["name"]
-    return path or "body", message
+        name = clip(named["name"])  # a client's field name, repeated at most ECHO_CHARS long
+        message = message[: named.start("name")] + name + message[named.end("name") :]
+        path = f"{path}.{name}" if path else name
+    return clip(path) or "body", message
+
+
+def _check_utf8(body: bytes) -> None:
+    """JSON is UTF-8 (RFC 8259). Checked before decoding: msgspec raises UnicodeDecodeError
+    only for a string it reads, after any unknown field it meets first, and never for the
+    values it skips."""
+    if body.isascii():  # most bodies, at a fraction of the cost of decoding them
+        return
+    try:
+        body.decode()
+    except UnicodeDecodeError as exc:
+        raise BadRequest(
+            f"The body is not valid JSON: byte {exc.start} is not part of UTF-8 text."
+        ) from None
 
 
 def decode_json(body: bytes, struct_type: type[T]) -> T:
     """Decode `body` as `struct_type`; an empty body counts as `{}` (every field omitted)."""
+    _check_utf8(body)
     try:
         return _decoder(struct_type).decode(body.strip() or b"{}")
     except msgspec.ValidationError as exc:
@@ -56,7 +75,9 @@ def decode_json(body: bytes, struct_type: type[T]) -> T:
 
 
 async def read_json(request: Request, struct_type: type[T]) -> T:
-    return decode_json(await request.body(), struct_type)
+    """The request's JSON body as `struct_type`, read within AVATAR_UPLOAD_IDLE_S pauses."""
+    body = b"".join([chunk async for chunk in body_limits(request).chunks(request)])
+    return decode_json(body, struct_type)
 
 
 def _inline_schema(struct_type: type) -> dict[str, Any]:
@@ -80,11 +101,12 @@ def json_body(struct_type: type, *, required: bool = True) -> type[Operation]:
     """An `operation_class` documenting `struct_type` as the JSON request body."""
 
     @dataclass
-    class JsonBodyOperation(Operation):
+    class JsonBodyOperation(ApiOperation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
                 content={"application/json": OpenAPIMediaType(schema=_inline_schema(struct_type))},
                 required=required,
             )
+            super().__post_init__()
 
     return JsonBodyOperation

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from litestar import Request
 
+from service.api.proxies import base_url
 from service.domain.context import Context
-from service.links import authority
 
 
 def ctx_of(request: Request) -> Context:
@@ -19,17 +19,12 @@ def owner_of(request: Request) -> str:
 
 
 def _request_base(request: Request) -> str:
-    scope = request.scope
-    for name, value in scope["headers"]:
-        if name == b"host":
-            return f"{scope['scheme']}://{value.decode('latin-1')}"
-    # No Host header (HTTP/1.0): the address the request came in on.
-    host, port = scope.get("server") or ("localhost", None)
-    return f"{scope['scheme']}://{authority(host, port)}"
+    return base_url(request.scope, ctx_of(request).settings.trusted_proxies)
 
 
 def interactive_base(request: Request) -> str:
-    """Base of page links: AVATAR_INTERACTIVE_URL, else AVATAR_PUBLIC_URL, else the request."""
+    """Base of page links: AVATAR_INTERACTIVE_URL, else AVATAR_PUBLIC_URL, else the request
+    (as the visitor made it, when a trusted proxy passed it on)."""
     settings = ctx_of(request).settings
     return settings.interactive_url or settings.public_url or _request_base(request)
 

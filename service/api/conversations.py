@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from typing import Annotated
+
+from litestar import Controller, Request
 
 from service.api.context import ctx_of, owner_of
-from service.api.params import Cursor, Limit
+from service.api.openapi import get, post
+from service.api.params import Cursor, Limit, text
 from service.domain import conversations as domain
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.conversations import (
@@ -14,6 +17,9 @@ from service.schemas.conversations import (
     ConversationPage,
     ConversationPageEnvelope,
 )
+
+RouteFilter = Annotated[str | None, text("Only the conversations of this route.")]
+SessionFilter = Annotated[str | None, text("Only the conversations of this session.")]
 
 
 class ConversationsController(Controller):
@@ -24,8 +30,8 @@ class ConversationsController(Controller):
     async def list_conversations(
         self,
         request: Request,
-        route_id: str | None = None,
-        session_id: str | None = None,
+        route_id: RouteFilter = None,
+        session_id: SessionFilter = None,
         limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> ConversationPageEnvelope:

@@ -10,6 +10,8 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
+from service.api.body_limits import BODY_UNREAD
+from service.api.declared import allow_header
 from service.domain import errors
 
 log = logging.getLogger("service.api")
@@ -22,6 +24,7 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.SignatureInvalid: (403, "SIGNATURE_INVALID"),
     errors.UrlExpired: (403, "URL_EXPIRED"),
     errors.NotFound: (404, "NOT_FOUND"),
+    errors.RequestTimeout: (408, "REQUEST_TIMEOUT"),
     errors.TaskFinished: (409, "TASK_FINISHED"),
     errors.Conflict: (409, "CONFLICT"),
     errors.ResultExpired: (410, "RESULT_EXPIRED"),
@@ -33,7 +36,9 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.TargetNotLarger: (422, "TARGET_NOT_LARGER"),
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
+    errors.ResponderError: (502, "UPSTREAM_ERROR"),
     errors.QueueFull: (503, "QUEUE_FULL"),
+    errors.InsufficientStorage: (507, "INSUFFICIENT_STORAGE"),
 }
 
 # Framework errors (routing, body limits, parsing) by status -> (status, code, message).
@@ -55,12 +60,14 @@ class ErrorInfo(msgspec.Struct, omit_defaults=True):
     details: Any = None
 
 
-class ErrorBody(msgspec.Struct):
+class Error(msgspec.Struct):
+    """The body of every error answer."""
+
     error: ErrorInfo
 
 
 def _error_body(code: str, message: str, details: Any = None) -> bytes:
-    return msgspec.json.encode(ErrorBody(ErrorInfo(code, message, details)))
+    return msgspec.json.encode(Error(ErrorInfo(code, message, details)))
 
 
 def error_response(
@@ -90,8 +97,17 @@ def service_error_parts(exc: errors.ServiceError) -> tuple[int, dict[str, str], 
     return status, headers, _error_body(code, exc.message, exc.details)
 
 
-def handle_service_error(_: Request, exc: errors.ServiceError) -> Response:
+def _close_if_unread(request: Request, headers: dict[str, str]) -> dict[str, str]:
+    """An answer given before the end of the request's body closes the connection: the
+    server would otherwise wait for the rest, which the client may never send."""
+    if request.scope.get(BODY_UNREAD):
+        headers["Connection"] = "close"
+    return headers
+
+
+def handle_service_error(request: Request, exc: errors.ServiceError) -> Response:
     status, headers, body = service_error_parts(exc)
+    headers = _close_if_unread(request, headers)
     return Response(content=body, status_code=status, media_type=_JSON, headers=headers or None)
 
 
@@ -99,7 +115,8 @@ def _validation_details(exc: ValidationException) -> list[dict[str, str]]:
     details = []
     for item in exc.extra if isinstance(exc.extra, list) else []:
         if isinstance(item, dict):
-            details.append({"field": str(item.get("key", "")), "message": str(item.get("message"))})
+            field, message = str(item.get("key", "")), str(item.get("message"))
+            details.append({"field": errors.clip(field), "message": errors.clip(message)})
     return details
 
 
@@ -115,8 +132,8 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
         return handle_unexpected(request, exc)
     # Litestar's router names the header "allow"; RFC 9110 requires it on every 405.
     allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
-    headers = {"Allow": allow} if allow else None
-    return error_response(status, code, message, headers=headers)
+    headers = _close_if_unread(request, {"Allow": allow_header(allow)} if allow else {})
+    return error_response(status, code, message, headers=headers or None)
 
 
 def handle_unexpected(request: Request, exc: Exception) -> Response:

@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, idempotency
-from service.api.openapi import error_responses
+from service.api.openapi import error_responses, get, post
 from service.domain import generation as domain
-from service.domain.kinds import task_kind
-from service.domain.tasks import cancel, owned_task
+from service.domain.context import Context
+from service.domain.generation_status import (
+    GenerationState,
+    cancel_generation,
+    owned_generation,
+)
 from service.schemas.generation import (
     GenerationCreate,
+    GenerationStatus,
     GenerationStatusEnvelope,
-    generation_status,
+    GenerationWebhook,
 )
 from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
+
+
+def _request(ctx: Context, body: GenerationCreate, links_base: str) -> domain.GenerationRequest:
+    webhook = body.webhook or GenerationWebhook()
+    return domain.check_request(
+        ctx,
+        body.prompt,
+        body.width or domain.DEFAULT_SIDE,
+        body.height or domain.DEFAULT_SIDE,
+        body.seed,
+        webhook.url,
+        webhook.auth_token,
+        links_base,
+    )
+
+
+def _envelope(request: Request, state: GenerationState) -> GenerationStatusEnvelope:
+    return GenerationStatusEnvelope(GenerationStatus.of(state, public_base(request)))
 
 
 class GenerationController(Controller):
@@ -33,7 +56,7 @@ class GenerationController(Controller):
     ) -> TaskSubmittedEnvelope:
         ctx, body = ctx_of(request), await read_json(request, GenerationCreate)
         base = public_base(request)
-        generation = body.request(ctx, base)
+        generation = _request(ctx, body, base)
         key = idempotency(idempotency_key, domain.fingerprint(generation))
         task = await domain.submit_generation(ctx, owner_of(request), generation, key)
         return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
@@ -42,12 +65,10 @@ class GenerationController(Controller):
     async def get_generation_status(
         self, request: Request, task_id: str
     ) -> GenerationStatusEnvelope:
-        ctx = ctx_of(request)
-        task = await owned_task(ctx, owner_of(request), task_id, domain.KIND)
-        return await generation_status(ctx, task, public_base(request))
+        state = await owned_generation(ctx_of(request), owner_of(request), task_id)
+        return _envelope(request, state)
 
     @post("/{task_id:str}/cancel", status_code=200, responses=error_responses(409))
     async def cancel_generation(self, request: Request, task_id: str) -> GenerationStatusEnvelope:
-        ctx = ctx_of(request)
-        task = await cancel(ctx, owner_of(request), task_id, task_kind(domain.KIND))
-        return await generation_status(ctx, task, public_base(request))
+        state = await cancel_generation(ctx_of(request), owner_of(request), task_id)
+        return _envelope(request, state)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from litestar import Request, get
+from litestar import Request
 
 import engine
 from service.api.context import ctx_of
+from service.api.openapi import get
 from service.schemas.health import Health, HealthEnvelope
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from litestar.params import Parameter
-
+from service.api.params import text
 from service.domain.errors import ValidationFailed
 from service.domain.models import IdempotencyKey
 
@@ -16,10 +15,7 @@ _KEY = re.compile(r"[\x20-\x7e]{1,255}")
 # The header as a parameter of every submission handler, so the OpenAPI document shows it.
 IdempotencyKeyHeader = Annotated[
     str | None,
-    Parameter(
-        header=HEADER,
-        description="1..255 printable ASCII: a repeat within 24 hours returns the first task.",
-    ),
+    text("1..255 printable ASCII: a repeat within 24 hours returns the first task.", header=HEADER),
 ]
 
 

@@ -6,23 +6,28 @@ greeting and each reply as {"type": "message", "id", "role": "assistant", "text"
 text first streamed as {"type": "delta", "id", "text"} frames), {"type": "pong"}, and
 {"type": "error", "message"} for anything that cannot be taken (the conversation goes on).
 
-No socket opens for a link that admits nobody; an open one gets `state: ended` with the reason
-and is closed as soon as its route or session ends (see `service.domain.live`)."""
+No socket opens for a link that admits nobody. A socket past a cap (`service.domain.socket_caps`)
+opens only to get `state: ended` with the reason and close 1013; a frame over MAX_FRAME_BYTES
+ends the conversation with close 1009. An open one gets `state: ended` with the reason and is
+closed as soon as its route or session ends (see `service.domain.live`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
 import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from service.domain import conversations as domain
+from service.api.proxies import client_address
+from service.domain import conversations, socket_caps, turns
 from service.domain.context import Context
-from service.domain.conversations import Live, Setup
+from service.domain.conversations import Setup
+from service.domain.errors import ValidationFailed
 from service.domain.live import LiveConversations
+from service.domain.socket_caps import ROUTE_FULL, TOO_MANY_SOCKETS
+from service.domain.turns import AgentMessage, Live, ReplyDelta
 from service.responders import ResponderError
 from service.schemas.live import (
     ClientFrame,
@@ -35,10 +40,16 @@ from service.schemas.live import (
     VisitorMessage,
 )
 
-log = logging.getLogger("service.live")
-
-# A frame longer than this cannot hold a valid message; it is refused without being parsed.
-MAX_FRAME_CHARS = 64 * 1024
+# The largest frame a visitor may send, text or binary. The longest valid text frame is a
+# 4,000-character message of characters outside the BMP, each escaped as a \\uXXXX\\uXXXX pair:
+# 48,000 bytes and the envelope. A binary frame carries voice (16 kHz 16-bit mono PCM, 32,000
+# bytes a second, in chunks): 64 KiB is two seconds of it, where browsers send a few hundred
+# milliseconds per chunk. A larger frame ends the conversation with close code 1009.
+MAX_FRAME_BYTES = 64 * 1024
+FRAME_TOO_LARGE = "frame_too_large"
+# How a socket closes when its conversation ends for a reason of the visitor's making; any
+# other end is a normal closure (1000).
+_CLOSE_CODES = {FRAME_TOO_LARGE: 1009, TOO_MANY_SOCKETS: 1013, ROUTE_FULL: 1013}
 # Messages a visitor may send ahead while a reply is still streaming.
 MAX_WAITING = 8
 # How often a socket waiting for its session to warm up looks again.
@@ -51,13 +62,13 @@ _decode = msgspec.json.Decoder(ClientFrame).decode
 @websocket("/r/{route_id:str}/ws")
 async def route_socket(socket: WebSocket, route_id: str) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await domain.admit_route(ctx, route_id))
+    await _converse(ctx, socket, await conversations.admit_route(ctx, route_id))
 
 
 @websocket("/i/{session_id:str}/ws")
 async def session_socket(socket: WebSocket, session_id: str, token: str | None = None) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await domain.admit_session(ctx, session_id, token))
+    await _converse(ctx, socket, await conversations.admit_session(ctx, session_id, token))
 
 
 async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> None:
@@ -65,17 +76,33 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
         await socket.receive()  # the handshake, refused: nothing opens for this link
         await socket.close(code=4404, reason="this link admits no conversation")
         return
-    await socket.accept()
-    live = await domain.open_conversation(ctx, setup)
-    conversation = _Conversation(ctx, socket, live)
     watch: LiveConversations = socket.app.state["live"]
+    async with watch.serving():
+        live = turns.new_conversation(ctx, setup)
+        client = client_address(socket.scope, ctx.settings.trusted_proxies)
+        if refused := await socket_caps.hold(ctx, live, client):
+            await socket.accept()
+            await _farewell(socket, refused)
+            return
+        try:
+            await _converse_on(ctx, socket, watch, live)
+        finally:
+            await socket_caps.release(ctx, live)
+
+
+async def _converse_on(
+    ctx: Context, socket: WebSocket, watch: LiveConversations, live: Live
+) -> None:
+    await socket.accept()
+    await turns.open_conversation(ctx, live)
+    conversation = _Conversation(ctx, socket, live)
     reason = "closed"
     try:
         await watch.watch(live, conversation.end)
         reason = await conversation.run()
     finally:
         watch.forget(live)
-        await domain.close(ctx, live.conversation, reason)
+        await turns.end_conversation(ctx, live, reason)
 
 
 class _Conversation:
@@ -108,9 +135,7 @@ class _Conversation:
                 await reader
         reason = self._ended.result()
         if reason != "closed":
-            with contextlib.suppress(Exception):  # the visitor may be gone already
-                await self._send(StateFrame(state="ended", reason=reason))
-                await self._socket.close(code=1000, reason=reason[:100])
+            await _farewell(self._socket, reason)
         return reason
 
     async def _until_ended(self, work):
@@ -127,25 +152,31 @@ class _Conversation:
     async def _read(self) -> None:
         try:
             while True:
-                text = await self._socket.receive_text()
-                if self._inbox.qsize() >= MAX_WAITING:
+                event = await self._socket.receive()
+                if event["type"] == "websocket.disconnect":
+                    break
+                text, data = event.get("text"), event.get("bytes")
+                if _too_large(text if text is not None else data or b""):
+                    self.end(FRAME_TOO_LARGE)
+                    return
+                if text is None:
+                    await self._send(ErrorFrame(message="This socket takes text frames."))
+                elif self._inbox.qsize() >= MAX_WAITING:
                     await self._send(ErrorFrame(message="Wait for the reply before sending more."))
                 else:
                     self._inbox.put_nowait(text)
         except WebSocketDisconnect:
-            self.end("closed")
+            pass
+        self.end("closed")
 
     async def _open(self) -> None:
         if self._live.setup.session_id is not None:
             await self._send(StateFrame(state="connecting"))
-            while await domain.session_state(self._ctx, self._live.setup) != "ready":
+            while await conversations.session_state(self._ctx, self._live.setup) != "ready":
                 await asyncio.sleep(WARM_UP_POLL_S)
         await self._send(StateFrame(state="ready"))
-        greeting = self._live.setup.greeting
-        if greeting:
-            seq, message_id = self._live.next_message_id()
-            await domain.record(self._ctx, self._live, seq, "assistant", greeting)
-            await self._send(MessageFrame(id=message_id, text=greeting))
+        if greeting := await turns.greet(self._ctx, self._live):
+            await self._send(_agent_frame(greeting))
 
     async def _answer(self, raw: str) -> None:
         frame = _frame(raw)
@@ -153,35 +184,39 @@ class _Conversation:
             await self._send(ErrorFrame(message=frame))
         elif isinstance(frame, Ping):
             await self._send(PongFrame())
-        elif (problem := domain.check_message(frame.text)) is not None:
-            await self._send(ErrorFrame(message=problem))
         else:
-            seq, _ = self._live.next_message_id()
-            await domain.record(self._ctx, self._live, seq, "user", frame.text)
-            await self._reply()
-
-    async def _reply(self) -> None:
-        seq, message_id = self._live.next_message_id()
-        parts: list[str] = []
-        try:
-            async for delta in domain.reply(self._ctx, self._live):
-                parts.append(delta)
-                await self._send(DeltaFrame(id=message_id, text=delta))
-        except ResponderError as exc:
-            await self._send(ErrorFrame(message=str(exc)))
-            return
-        text = "".join(parts)
-        await domain.record(self._ctx, self._live, seq, "assistant", text)
-        await self._send(MessageFrame(id=message_id, text=text))
+            try:
+                async for said in turns.take_turn(self._ctx, self._live, frame.text):
+                    await self._send(_agent_frame(said))
+            except (ValidationFailed, ResponderError) as exc:
+                await self._send(ErrorFrame(message=str(exc)))
 
     async def _send(self, frame: msgspec.Struct) -> None:
         await self._socket.send_text(_encode(frame).decode())
 
 
+def _agent_frame(said: ReplyDelta | AgentMessage) -> DeltaFrame | MessageFrame:
+    if isinstance(said, ReplyDelta):
+        return DeltaFrame(id=said.message_id, text=said.text)
+    return MessageFrame(id=said.message_id, text=said.text)
+
+
+async def _farewell(socket: WebSocket, reason: str) -> None:
+    """Tell the visitor why the conversation ends (or never began), and close the socket."""
+    with contextlib.suppress(Exception):  # the visitor may be gone already
+        await socket.send_text(_encode(StateFrame(state="ended", reason=reason)).decode())
+        await socket.close(code=_CLOSE_CODES.get(reason, 1000), reason=reason[:100])
+
+
+def _too_large(payload: str | bytes) -> bool:
+    # A text's UTF-8 size is at least its length: most frames are settled without encoding.
+    if len(payload) > MAX_FRAME_BYTES:
+        return True
+    return isinstance(payload, str) and len(payload.encode()) > MAX_FRAME_BYTES
+
+
 def _frame(raw: str) -> VisitorMessage | Ping | str:
     """The visitor's frame, or why it cannot be taken."""
-    if len(raw) > MAX_FRAME_CHARS:
-        return f"A frame is at most {MAX_FRAME_CHARS} characters."
     try:
         return _decode(raw)
     except msgspec.DecodeError:

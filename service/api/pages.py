@@ -13,10 +13,12 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from service.api.context import ctx_of, interactive_base
 from service.api.errors import error_response
+from service.api.openapi import get as get_documented
 from service.domain import sessions as domain
+from service.domain.errors import echo
 from service.pages import views
 from service.pages.assets import ASSETS
-from service.schemas.sessions import SessionStatus, SessionStatusEnvelope
+from service.schemas.sessions import SessionPageStatus, SessionPageStatusEnvelope
 
 _IMMUTABLE = "public, max-age=31536000, immutable"
 _SHORT = "public, max-age=300"
@@ -82,17 +84,17 @@ class PagesController(Controller):
         base = interactive_base(request)
         return _HtmlPage(request, await views.session_page(ctx_of(request), session_id, base))
 
-    @get("/i/{session_id:str}/status", summary="Public status of a session (no key)")
+    @get_documented("/i/{session_id:str}/status", summary="Public status of a session (no key)")
     async def session_status(
         self, request: Request, session_id: str
-    ) -> Response[SessionStatusEnvelope]:
+    ) -> Response[SessionPageStatusEnvelope]:
         ctx = ctx_of(request)
         session = await domain.find_session(ctx, session_id)
         if session is None:
-            message = f"No session {session_id!r}."
+            message = f"No session {echo(session_id)}."
             return error_response(404, "NOT_FOUND", message, headers=_headers(request))
-        status = SessionStatus(session_id=session_id, status=session.status(ctx.clock.now_ms()))
-        return Response(SessionStatusEnvelope(status), headers=_headers(request))
+        status = SessionPageStatus(session_id=session_id, status=session.status(ctx.clock.now_ms()))
+        return Response(SessionPageStatusEnvelope(status), headers=_headers(request))
 
     @get("/static/{name:str}", include_in_schema=False)
     async def static_file(self, name: str, v: str | None = None) -> Response[bytes]:

@@ -11,7 +11,12 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response
+from litestar.datastructures import ResponseHeader
 from litestar.types import Receive, Scope, Send
+
+# The `response_headers` of an answer holding a secret (a webhook secret, a session token):
+# it must not linger in a proxy's or browser's cache.
+NO_STORE = [ResponseHeader(name="Cache-Control", value="no-store")]
 
 _encoder = msgspec.json.Encoder()
 _JSON = (b"content-type", b"application/json")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
+from typing import Annotated
+
+from litestar import Controller, Request
 
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, interactive_base, owner_of
-from service.api.params import Cursor, Limit
+from service.api.openapi import get, post
+from service.api.params import Cursor, Limit, text
 from service.domain import routes as domain
+from service.domain.models import ROUTE_STATUSES
 from service.domain.pagination import DEFAULT_LIMIT, page_request
 from service.schemas.routes import (
     Route,
@@ -15,9 +19,12 @@ from service.schemas.routes import (
     RouteEnvelope,
     RoutePage,
     RoutePageEnvelope,
-    RouteStatus,
     RouteUpdate,
 )
+
+# Checked by the domain: Litestar would read `status=null` as no filter.
+StatusFilter = Annotated[str | None, text("Only the routes of this status.", enum=ROUTE_STATUSES)]
+AgentFilter = Annotated[str | None, text("Only the routes of this agent.")]
 
 
 def _one(request: Request, route) -> RouteEnvelope:
@@ -48,7 +55,7 @@ class AgentRoutesController(Controller):
         self,
         request: Request,
         agent_id: str,
-        status: RouteStatus | None = None,
+        status: StatusFilter = None,
         limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> RoutePageEnvelope:
@@ -71,8 +78,8 @@ class RoutesController(Controller):
     async def list_routes(
         self,
         request: Request,
-        status: RouteStatus | None = None,
-        agent_id: str | None = None,
+        status: StatusFilter = None,
+        agent_id: AgentFilter = None,
         limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> RoutePageEnvelope:

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
 from litestar import Request
-from litestar.exceptions import InternalServerException
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody
 from multipart import MultipartError, MultipartSegment, PushMultipartParser, parse_options_header
 
+from service.api.body_limits import body_limits, leave_unread
+from service.api.openapi import ApiOperation
 from service.domain.errors import (
     BadRequest,
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationFailed,
+    clip,
 )
 from service.domain.files import BlobWriter, FileStore
 
@@ -72,27 +75,35 @@ async def receive_upload(
     on_file: FileStart | None = None,
 ) -> Upload:
     """Stream the request's multipart body: the file part into `files` under `key`, the text
-    parts into `Upload.fields`. Whatever goes wrong (a bad body, the limit, a client that
+    parts into `Upload.fields`, within the limits of `body_limits` (room on disk, a slot of
+    the caller's key, no long pause). Whatever goes wrong (a bad body, a limit, a client that
     goes away), nothing is left under `key` and the error is raised."""
-    parser = _parser(request.headers.get("content-type"), form)
     receiver = _Receiver(files, key, form, on_file)
     try:
-        async for chunk in request.stream():
-            for event in parser.parse(chunk):
-                await receiver.take(event)
+        parser = _parser(request.headers.get("content-type"), form)
+        key_id, declared = request.scope["auth"].key_id, _declared_length(request)
+        chunks = body_limits(request).upload_chunks(request, files, key_id, declared)
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                for event in parser.parse(chunk):
+                    await receiver.take(event)
         return await receiver.finish()
-    except MultipartError as exc:
+    except BaseException as exc:
         await receiver.abort()
-        raise BadRequest(f"The multipart body is malformed: {exc}.") from None
-    except RequestEntityTooLarge:
-        await receiver.abort()
-        raise PayloadTooLarge(_too_large(form.max_file_bytes)) from None
-    except InternalServerException:  # Litestar's word for a client gone mid-body
-        await receiver.abort()
-        raise BadRequest("The upload ended before it was complete.") from None
-    except BaseException:
-        await receiver.abort()
+        leave_unread(request)
+        if isinstance(exc, MultipartError):
+            raise BadRequest(f"The multipart body is malformed: {_in_words(exc)}.") from None
+        if isinstance(exc, RequestEntityTooLarge):
+            raise PayloadTooLarge(_too_large(form.max_file_bytes)) from None
         raise
+
+
+def _declared_length(request: Request) -> int:
+    """The Content-Length, or 0 (a chunked body is looked at as it streams in)."""
+    try:
+        return max(int(request.headers.get("content-length", "0")), 0)
+    except ValueError:
+        return 0
 
 
 def _parser(content_type: str | None, form: UploadForm) -> PushMultipartParser:
@@ -108,7 +119,16 @@ def _parser(content_type: str | None, form: UploadForm) -> PushMultipartParser:
     try:
         return PushMultipartParser(boundary, max_segment_count=_MAX_PARTS)
     except MultipartError as exc:
-        raise BadRequest(f"The multipart boundary is not valid: {exc}.") from None
+        raise BadRequest(f"The multipart boundary is not valid: {_in_words(exc)}.") from None
+
+
+def _in_words(exc: MultipartError) -> str:
+    """What the parser found wrong, as a sentence: its own words (the first argument), not
+    the exception's repr with the error it may carry (a part's headers that are not UTF-8)."""
+    if any(isinstance(arg, UnicodeError) for arg in exc.args):
+        return "a part's headers are not UTF-8 text"
+    words = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return clip(words.rstrip(".")) or "it cannot be parsed"
 
 
 def _too_large(limit: int) -> str:
@@ -205,10 +225,11 @@ def multipart_body(
     schema = {"type": "object", "properties": properties, "required": [file_field]}
 
     @dataclass
-    class MultipartBodyOperation(Operation):
+    class MultipartBodyOperation(ApiOperation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
                 content={"multipart/form-data": OpenAPIMediaType(schema=schema)}, required=True
             )
+            super().__post_init__()
 
     return MultipartBodyOperation

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get, post
-from litestar.datastructures import ResponseHeader
+from litestar import Controller, Request
 
 from service.api.context import ctx_of, owner_of
+from service.api.openapi import get, post
+from service.api.responses import NO_STORE
 from service.domain import webhook_signing as domain
 from service.schemas.webhooks import WebhookSecret, WebhookSecretEnvelope
-
-# A secret must not linger in a proxy's or browser's cache.
-_NO_STORE = [ResponseHeader(name="Cache-Control", value="no-store")]
 
 
 class WebhooksController(Controller):
     path = "/webhooks/secret"
     tags = ("webhooks",)
-    response_headers = _NO_STORE
+    response_headers = NO_STORE
 
     @get()
     async def get_webhook_secret(self, request: Request) -> WebhookSecretEnvelope:

@@ -23,7 +23,8 @@ def _environment_help() -> str:
     lines = ["environment (each flag also reads its variable; a flag wins):"]
     for name, default, option in options():
         shown = "unset" if default is None else default
-        shown = ",".join(shown) if isinstance(shown, tuple) else shown
+        if isinstance(default, tuple):  # as the variable would spell it
+            shown = ", ".join(str(item) for item in default) or "none"
         lines.append(f"  {env_name(name):<28} {option.help} (default: {shown})")
     return "\n".join(lines)
 

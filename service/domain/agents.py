@@ -8,11 +8,12 @@ import msgspec
 
 from service.domain.avatars import owned_avatar
 from service.domain.context import Context
-from service.domain.errors import NotFound, ValidationFailed
+from service.domain.errors import NotFound, ValidationFailed, echo
 from service.domain.ids import new_id
 from service.domain.models import Agent
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
+from service.domain.text import check_display_text
 from service.domain.webhooks import check_url
 
 MAX_TOOLS_BYTES = 64 * 1024
@@ -39,21 +40,24 @@ async def check_avatar_ref(ctx: Context, owner_id: str, avatar_id: str | None) -
 
 
 def check_runtime(ctx: Context, agent: Agent) -> None:
-    """A custom agent needs its endpoint (under the rules of webhook URLs) and protocol."""
+    """A custom agent needs its endpoint and protocol; an endpoint, whenever one is given,
+    follows the rule of `service.outbound` (so none is stored that a call would refuse)."""
+    if agent.custom_agent_url is not None:
+        check_url(
+            agent.custom_agent_url,
+            allow_private=ctx.settings.webhook_allow_private,
+            field="custom_agent_url",
+        )
     if agent.runtime_kind != "custom_agent":
         return
     if agent.custom_agent_url is None:
         raise ValidationFailed.field("custom_agent_url", "is required for a custom_agent")
     if agent.custom_agent_protocol is None:
         raise ValidationFailed.field("custom_agent_protocol", "is required for a custom_agent")
-    check_url(
-        agent.custom_agent_url,
-        allow_private=ctx.settings.webhook_allow_private,
-        field="custom_agent_url",
-    )
 
 
 async def _check_fields(ctx: Context, owner_id: str, fields: dict[str, Any]) -> None:
+    check_display_text("name", fields.get("name"))
     check_tools(fields.get("tools"))
     if "model" in fields:
         check_model(ctx, fields["model"])
@@ -92,7 +96,7 @@ async def update_agent(ctx: Context, owner_id: str, agent_id: str, changes: dict
     updated = msgspec.structs.replace(agent, updated_ms=ctx.clock.now_ms(), **changes)
     check_runtime(ctx, updated)
     if not await ctx.store.replace_agent(updated):  # deleted meanwhile
-        raise NotFound(f"No agent {agent_id!r}.")
+        raise NotFound(f"No agent {echo(agent_id)}.")
     return updated
 
 
@@ -100,5 +104,5 @@ async def delete_agent(ctx: Context, owner_id: str, agent_id: str) -> Agent:
     """Delete the agent and revoke every route of it, in one write."""
     agent = await ctx.store.delete_agent(owner_id, agent_id, ctx.clock.now_ms())
     if agent is None:
-        raise NotFound(f"No agent {agent_id!r}.")
+        raise NotFound(f"No agent {echo(agent_id)}.")
     return agent

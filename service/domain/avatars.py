@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 
 from service.domain.context import Context
-from service.domain.errors import NotFound, ValidationFailed
+from service.domain.errors import NotFound, ValidationFailed, echo
 from service.domain.files import FileStore, avatar_key, image_upload_key
 from service.domain.images import EncodedImage, reencode_png
 from service.domain.models import Avatar
 from service.domain.ownership import require_owned
 from service.domain.pagination import MAX_UNPAGED, UNPAGED, PageRequest, Position, next_cursor
+from service.domain.text import check_display_text
 
 MAX_NAME = 100
 
@@ -19,6 +20,7 @@ MAX_NAME = 100
 def _check_name(name: str | None) -> str | None:
     if name is not None and not 1 <= len(name) <= MAX_NAME:
         raise ValidationFailed.field("name", f"must be 1 to {MAX_NAME} characters")
+    check_display_text("name", name)
     return name
 
 
@@ -77,7 +79,7 @@ async def avatar_names(ctx: Context, avatar_ids: list[str]) -> dict[str, str | N
 async def delete_avatar(ctx: Context, owner_id: str, avatar_id: str) -> Avatar:
     avatar = await ctx.store.delete_avatar(owner_id, avatar_id)
     if avatar is None:
-        raise NotFound(f"No avatar {avatar_id!r}.")
+        raise NotFound(f"No avatar {echo(avatar_id)}.")
     await ctx.files.delete(avatar_key(avatar_id))
     return avatar
 
@@ -97,5 +99,5 @@ async def public_avatar_png(ctx: Context, avatar_id: str) -> tuple[str, int]:
     avatar = await ctx.store.get_avatar(avatar_id)
     size = None if avatar is None else await ctx.files.size(key)
     if size is None:
-        raise NotFound(f"No avatar {avatar_id!r}.")
+        raise NotFound(f"No avatar {echo(avatar_id)}.")
     return key, size

@@ -1,12 +1,9 @@
-"""Live conversations through a route or a session: who may open one, what the agent says
-first, how a visitor's message gets its reply, and how a conversation ends and is billed.
-Every conversation and its messages are kept as they happen; the history a responder gets
-comes from what was kept."""
+"""Conversations through a route or a session: who may open one, what it runs with, when it
+must end, how it is closed and billed, and the owner's API over the kept ones. Its turns (what
+is said, and kept as it is said) are `service.domain.turns`."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +14,8 @@ from service.domain.models import Conversation, Message, UsageRecord
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
 from service.domain.sessions import session_token_matches
-from service.responders import CustomAgent, ReplyRequest, Turn
+from service.responders import CustomAgent
 
-MAX_MESSAGE_CHARS = 4000
-# How much of a long conversation a responder is given.
-HISTORY_MESSAGES = 50
 # An open conversation's worker stamps it this often; one unstamped for QUIET_MS has no
 # worker any more and is closed by the sweeper.
 KEEP_ALIVE_MS = 15_000
@@ -99,67 +93,6 @@ async def watch_state(ctx: Context, setup: Setup) -> tuple[str, int | None]:
     return "", session.max_end_ms
 
 
-class Live:
-    """One open conversation: its record, the next message number and its setup."""
-
-    def __init__(self, conversation: Conversation, setup: Setup) -> None:
-        self.conversation = conversation
-        self.setup = setup
-        self._seq = 0
-
-    @property
-    def conversation_id(self) -> str:
-        return self.conversation.conversation_id
-
-    def next_message_id(self) -> tuple[int, str]:
-        self._seq += 1
-        return self._seq, f"{self.conversation_id}.{self._seq}"
-
-
-async def open_conversation(ctx: Context, setup: Setup) -> Live:
-    now = ctx.clock.now_ms()
-    conversation = Conversation(
-        new_id("cnv"), setup.owner_id, now, now, setup.route_id, setup.session_id
-    )
-    await ctx.store.add_conversation(conversation)
-    return Live(conversation, setup)
-
-
-async def record(ctx: Context, live: Live, seq: int, role: str, text: str) -> Message:
-    message = Message(live.conversation_id, seq, role, text, ctx.clock.now_ms())
-    await ctx.store.add_message(message, live.setup.session_id)
-    return message
-
-
-def check_message(text: Any) -> str | None:
-    """Why a visitor's message text cannot be taken (None when it can)."""
-    if not isinstance(text, str):
-        return "A message needs a text."
-    if not 1 <= len(text) <= MAX_MESSAGE_CHARS:
-        return f"A message is 1 to {MAX_MESSAGE_CHARS} characters long."
-    return None
-
-
-async def reply(ctx: Context, live: Live) -> AsyncIterator[str]:
-    """The agent's reply to the conversation as kept so far, as text deltas. Raises
-    ResponderError (its message is fit for the visitor)."""
-    setup = live.setup
-    history = await ctx.store.list_messages(live.conversation_id, last=HISTORY_MESSAGES)
-    request = ReplyRequest(
-        conversation_id=live.conversation_id,
-        history=[Turn(m.role, m.text) for m in history],
-        instruction=setup.instruction,
-        llm_model=setup.llm_model,
-        tools=setup.tools,
-        custom_agent=setup.custom_agent,
-    )
-    replies = ctx.responders.responder_for(request).reply(request)
-    # Closing the stream early (the visitor left) ends the upstream request at once.
-    async with contextlib.aclosing(replies):
-        async for delta in replies:
-            yield delta
-
-
 def _usage(conversation: Conversation, ended_ms: int) -> UsageRecord | None:
     """Route conversations are billed by duration (sessions bill their own lifetime)."""
     if conversation.route_id is None:
@@ -167,7 +100,7 @@ def _usage(conversation: Conversation, ended_ms: int) -> UsageRecord | None:
     seconds = round(max(0, ended_ms - conversation.started_ms) / 1000, 3)
     return UsageRecord(
         new_id("usg"), conversation.owner_id, "route_conversation", conversation.conversation_id,
-        conversation.started_ms, ended_ms, seconds, seconds,
+        conversation.started_ms, ended_ms, seconds, seconds, route_id=conversation.route_id,
     )  # fmt: skip
 
 
@@ -182,13 +115,16 @@ async def close(
 
 async def close_quiet(ctx: Context, quiet_since_ms: int | None = None) -> int:
     """Close conversations whose worker stopped stamping them (it died): they end, and are
-    billed, at their last stamp. Run by the sweeper, and on start-up for all that are open."""
+    billed, at their last stamp; the places their sockets held under the caps are dropped. Run
+    by the sweeper, and on start-up for all that are open."""
     closed = 0
     if quiet_since_ms is None:
         quiet_since_ms = ctx.clock.now_ms() - QUIET_MS
     while found := await ctx.store.conversations_gone_quiet(quiet_since_ms, 500):
         for conversation in found:
             closed += await close(ctx, conversation, "lost", conversation.alive_ms)
+    # Their sockets' places under the caps go too (they stopped counting at QUIET_MS already).
+    await ctx.store.drop_quiet_sockets(quiet_since_ms)
     return closed
 
 

@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from service import outbound
 from service.domain.context import Context
-from service.domain.errors import ValidationFailed
 from service.domain.models import Delivery, Task, WebhookOutcome
 from service.domain.webhook_signing import owner_secret, signed_headers
-from service.domain.webhooks import DeliveryFailed, check_addresses, check_url
+from service.domain.webhooks import DeliveryFailed, check_addresses
 
 log = logging.getLogger("service.webhooks")
 
@@ -73,9 +73,9 @@ async def _attempt(
     """(status code, error): error None when the receiver took it (a 2xx answer)."""
     url = delivery.target.url
     try:
-        check_url(url, allow_private=ctx.settings.webhook_allow_private, field="url")
-    except ValidationFailed as exc:
-        return None, f"The webhook URL is refused: it {exc.details[0]['message']}."
+        outbound.check_url(url, allow_private=ctx.settings.webhook_allow_private)
+    except outbound.UrlRefused as exc:
+        return None, f"The webhook URL is refused: it {exc}."
     body = await _body(ctx, delivery, render)
     if body is None:
         return None, "The webhook body could not be built (an internal error)."

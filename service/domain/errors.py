@@ -1,9 +1,22 @@
-"""The service's error hierarchy. Domain code raises these; `service.api.errors` maps them
-to HTTP."""
+"""The service's error hierarchy. Domain code and the responders raise these;
+`service.api.errors` maps them to HTTP. A leaf: it imports nothing of the service."""
 
 from __future__ import annotations
 
 from typing import Any
+
+# The most of what a client sent (an id, a field name) an error message repeats.
+ECHO_CHARS = 100
+
+
+def clip(text: str) -> str:
+    """`text` as a message may repeat it: its first ECHO_CHARS characters, then "…"."""
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
+
+
+def echo(text: str) -> str:
+    """`clip(text)` quoted, with control characters escaped (a message is also logged)."""
+    return repr(clip(text))
 
 
 class ServiceError(Exception):
@@ -31,6 +44,14 @@ class PayloadTooLarge(ServiceError):
     """A body or upload over its size limit."""
 
 
+class RequestTimeout(ServiceError):
+    """A request body that stopped arriving (a pause longer than the idle limit)."""
+
+
+class InsufficientStorage(ServiceError):
+    """Too little free space to take an upload; retry later."""
+
+
 class UnsupportedMediaType(ServiceError):
     """A body sent with a content type the endpoint does not take."""
 
@@ -43,6 +64,7 @@ class ValidationFailed(ServiceError):
 
     @classmethod
     def field(cls, field: str, message: str) -> ValidationFailed:
+        field = clip(field)  # some names come from the client (a multipart part's)
         return cls(f"{field}: {message}", [{"field": field, "message": message}])
 
 
@@ -96,6 +118,11 @@ class RangeNotSatisfiable(ServiceError):
     def __init__(self, message: str, size: int) -> None:
         super().__init__(message)
         self.size = size
+
+
+class ResponderError(ServiceError):
+    """A conversation reply failed. The message is written for the visitor (it names no
+    address, key or upstream detail); the details went to the log."""
 
 
 class QueueFull(ServiceError):

@@ -69,6 +69,11 @@ class FileStore(Protocol):
         block exits without an error, and nothing is left behind when it raises."""
         ...
 
+    def free_bytes(self) -> int | None:
+        """Room left for new blobs on the disk they are written to, or None when the store
+        has no such bound (uploads are refused when it runs low)."""
+        ...
+
     async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
         """Keys under `prefix` last written before `older_than_ms` (for the janitor)."""
         ...

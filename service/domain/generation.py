@@ -105,18 +105,6 @@ async def submit_generation(
     return await submit(ctx, task, idempotency)
 
 
-async def generated_png(ctx: Context, task: Task) -> bytes | None:
-    """The PNG a completed generation made, or None when its avatar has been deleted since."""
-    avatar_id = (task.result or {}).get("avatar_id")
-    if task.status != COMPLETED or avatar_id is None:
-        return None
-    avatar = await ctx.store.get_avatar(avatar_id)
-    size = None if avatar is None else await ctx.files.size(avatar_key(avatar_id))
-    if size is None:
-        return None
-    return b"".join([chunk async for chunk in ctx.files.read(avatar_key(avatar_id), 0, size)])
-
-
 def _check_png(png: bytes, width: int, height: int) -> None:
     """The generator kept its promise: a PNG of the size asked for."""
     try:

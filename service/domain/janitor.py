@@ -9,7 +9,7 @@ from service.domain.conversations import close_quiet
 from service.domain.files import UPLOADS
 from service.domain.task_runs import TaskKind, recover_lapsed
 from service.domain.tasks import FINAL, IDEMPOTENCY_WINDOW_MS
-from service.domain.upscale import delete_result
+from service.domain.upscale.results import delete_result
 
 # An upload not written to for this long was abandoned (its client or server went away).
 ABANDONED_UPLOAD_MS = 3600 * 1000

@@ -12,7 +12,7 @@ import secrets
 
 from service.clock import Clock
 from service.domain.context import Context
-from service.domain.errors import NotFound, Unauthorized, ValidationFailed
+from service.domain.errors import NotFound, Unauthorized, ValidationFailed, echo
 from service.domain.ids import new_id
 from service.domain.models import ApiKey, Owner
 from service.domain.store import Store
@@ -71,7 +71,7 @@ async def bootstrap(store: Store, clock: Clock) -> str | None:
 async def revoke_key(store: Store, clock: Clock, key_id: str) -> ApiKey:
     key = await store.revoke_key(key_id, clock.now_ms())
     if key is None:
-        raise NotFound(f"No API key {key_id!r}.")
+        raise NotFound(f"No API key {echo(key_id)}.")
     return key
 
 

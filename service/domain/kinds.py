@@ -6,7 +6,7 @@ from functools import cache
 
 from service.domain.generation import Generation
 from service.domain.task_runs import TaskKind
-from service.domain.upscale import Upscale
+from service.domain.upscale.run import Upscale
 from service.generators.procedural import ProceduralPortraits
 
 

@@ -1,6 +1,7 @@
 """The conversations open in this process, and the one watch that ends them when their route is
 revoked or expires, or their session stops: by any process, since the store's live mark changes
-with every route, agent or session change anywhere, and by the clock for expiries. It also
+with every route, agent or session change anywhere, and by the clock for expiries and for a
+route conversation left without a visitor message for AVATAR_CONVERSATION_IDLE_S. It also
 stamps them alive, so the sweeper can tell an open conversation from one whose process died."""
 
 from __future__ import annotations
@@ -8,16 +9,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from service.domain.context import Context
-from service.domain.conversations import KEEP_ALIVE_MS, Live, watch_state
+from service.domain.conversations import KEEP_ALIVE_MS, watch_state
+from service.domain.turns import Live, idle_since
 
 log = logging.getLogger("service.live")
 
 # How often the watch looks: a revoked route's sockets close well within a second.
 TICK_S = 0.1
+# How long a stopping process waits for its sockets to say goodbye and record their end.
+STOP_WAIT_S = 5.0
 
 
 @dataclass
@@ -32,6 +36,22 @@ class LiveConversations:
         self._ctx = ctx
         self._open: dict[str, _Watched] = {}
         self._task: asyncio.Task | None = None
+        self._serving = 0  # sockets between their opening and their last write
+        self._all_done = asyncio.Event()
+        self._all_done.set()
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Around a socket's whole life, its closing writes included: `stop` waits for them,
+        so they land before the store closes."""
+        self._serving += 1
+        self._all_done.clear()
+        try:
+            yield
+        finally:
+            self._serving -= 1
+            if not self._serving:
+                self._all_done.set()
 
     async def watch(self, live: Live, on_end: Callable[[str], None]) -> None:
         """Call `on_end(reason)` once when `live` must end (at once if it must already)."""
@@ -51,9 +71,12 @@ class LiveConversations:
         self._open.pop(live.conversation_id, None)
 
     async def stop(self, reason: str) -> None:
-        """End every open conversation (the process is shutting down) and the watch."""
+        """End every open conversation (the process is shutting down), let their sockets
+        finish (for up to STOP_WAIT_S), and end the watch."""
         for watched in list(self._open.values()):
             self._end(watched, reason)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._all_done.wait(), STOP_WAIT_S)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -87,7 +110,11 @@ class LiveConversations:
         mark, so the next one checks them all again)."""
         current = self._ctx.store.live_mark()
         now = self._ctx.clock.now_ms()
+        idle_ms = round(self._ctx.settings.conversation_idle_s * 1000)
         for watched in list(self._open.values()):
+            if idle_since(watched.live, now - idle_ms):
+                self._end(watched, "idle")
+                continue
             due = watched.deadline_ms is not None and now >= watched.deadline_ms
             if current != mark or due:
                 await self._check(watched)

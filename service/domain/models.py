@@ -67,7 +67,7 @@ class Route(msgspec.Struct, frozen=True):
     version: int = 1  # 1 at creation, +1 per change (label change, revoke)
 
     def status(self, now_ms: int) -> str:
-        """Derived at read time, so expiry needs no background job."""
+        """One of ROUTE_STATUSES, derived at read time, so expiry needs no background job."""
         if self.revoked_ms is not None:
             return "revoked"
         if self.expires_ms is not None and now_ms >= self.expires_ms:
@@ -78,6 +78,9 @@ class Route(msgspec.Struct, frozen=True):
     def updated_ms(self) -> int:
         """The last change, or the creation while there was none."""
         return self.created_ms if self.changed_ms is None else self.changed_ms
+
+
+ROUTE_STATUSES = ("active", "expired", "revoked")
 
 
 class Session(msgspec.Struct, frozen=True):
@@ -140,6 +143,16 @@ class Conversation(msgspec.Struct, frozen=True):
     end_reason: str | None = None
 
 
+class SocketHold(msgspec.Struct, frozen=True):
+    """An open conversation socket, as the caps count it (`socket_id`: its conversation's id,
+    kept or not)."""
+
+    socket_id: str
+    client: str
+    route_id: str | None
+    alive_ms: int
+
+
 class Message(msgspec.Struct, frozen=True):
     conversation_id: str
     seq: int
@@ -148,15 +161,30 @@ class Message(msgspec.Struct, frozen=True):
     at_ms: int
 
 
+# What usage is recorded for (UsageRecord.kind).
+USAGE_KINDS = ("route_conversation", "session", "upscale")
+
+
 class UsageRecord(msgspec.Struct, frozen=True):
     usage_id: str
     owner_id: str
-    kind: str
+    kind: str  # one of USAGE_KINDS
     ref_id: str
     started_ms: int
     ended_ms: int
     seconds: float
     billable_seconds: float
+    route_id: str | None = None  # the route of a route conversation
+
+
+class UsageFilter(msgspec.Struct, frozen=True):
+    """The records a usage report covers: those ended in [since_ms, until_ms), and of one
+    kind, or one route, when given."""
+
+    since_ms: int
+    until_ms: int
+    kind: str | None = None
+    route_id: str | None = None
 
 
 class UsageTotals(msgspec.Struct, frozen=True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from service.domain.errors import NotFound
+from service.domain.errors import NotFound, echo
 
 
 class Owned(Protocol):
@@ -19,5 +19,5 @@ RecordT = TypeVar("RecordT", bound=Owned)
 def require_owned(record: RecordT | None, owner_id: str, kind: str, record_id: str) -> RecordT:
     """`record` when it exists and belongs to `owner_id`; otherwise NotFound."""
     if record is None or record.owner_id != owner_id:
-        raise NotFound(f"No {kind} {record_id!r}.")
+        raise NotFound(f"No {kind} {echo(record_id)}.")
     return record

@@ -5,20 +5,22 @@ from __future__ import annotations
 
 from service.domain.agents import owned_agent
 from service.domain.context import Context
-from service.domain.errors import NotFound
+from service.domain.errors import NotFound, ValidationFailed, echo
 from service.domain.ids import new_id
-from service.domain.models import Route
+from service.domain.models import ROUTE_STATUSES, Route
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
+from service.domain.text import check_display_text
 
 
 def _not_found(route_id: str) -> NotFound:
-    return NotFound(f"No route {route_id!r}.")
+    return NotFound(f"No route {echo(route_id)}.")
 
 
 async def create_route(
     ctx: Context, owner_id: str, agent_id: str, label: str | None, validity_seconds: int | None
 ) -> Route:
+    check_display_text("label", label)
     now = ctx.clock.now_ms()
     expires = None if validity_seconds is None else now + validity_seconds * 1000
     route = Route(new_id("rt"), owner_id, agent_id, label, now, expires)
@@ -26,7 +28,7 @@ async def create_route(
     # deleted, so a concurrent delete cannot leave an active route behind (and no separate
     # read of the agent is needed on this hot path).
     if not await ctx.store.add_route(route):
-        raise NotFound(f"No agent {agent_id!r}.")
+        raise NotFound(f"No agent {echo(agent_id)}.")
     return route
 
 
@@ -45,6 +47,8 @@ async def list_routes(
     check_agent: bool = False,
 ) -> tuple[list[Route], str | None]:
     """The caller's routes, newest first; `check_agent` makes an unknown agent a 404."""
+    if status is not None and status not in ROUTE_STATUSES:
+        raise ValidationFailed.field("status", f"must be one of {', '.join(ROUTE_STATUSES)}")
     if check_agent and agent_id is not None:
         await owned_agent(ctx, owner_id, agent_id)
     rows = await ctx.store.list_routes(
@@ -55,6 +59,7 @@ async def list_routes(
 
 async def set_label(ctx: Context, owner_id: str, route_id: str, label: str | None) -> Route:
     """A label change counts as a change of the route (its version and `updated_ms`)."""
+    check_display_text("label", label)
     route = await ctx.store.set_route_label(owner_id, route_id, label, ctx.clock.now_ms())
     if route is None:
         raise _not_found(route_id)

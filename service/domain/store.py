@@ -23,7 +23,9 @@ from service.domain.models import (
     Owner,
     Route,
     Session,
+    SocketHold,
     Task,
+    UsageFilter,
     UsageRecord,
     UsageTotals,
     WebhookOutcome,
@@ -125,7 +127,10 @@ class ConversationStore(Protocol):
     async def close_conversation(
         self, conversation: Conversation, ended_ms: int, reason: str, usage: UsageRecord | None
     ) -> bool: ...
-    async def keep_alive(self, conversation_ids: list[str], now_ms: int) -> None: ...
+    async def keep_alive(self, conversation_ids: list[str], now_ms: int) -> None:
+        """Stamp the open conversations alive, and their sockets' holds (`SocketStore`)."""
+        ...
+
     async def conversations_gone_quiet(
         self, alive_before_ms: int, limit: int
     ) -> list[Conversation]: ...
@@ -134,14 +139,30 @@ class ConversationStore(Protocol):
     ) -> Conversation | None: ...
 
 
+class SocketStore(Protocol):
+    """The open conversation sockets of every worker, as their caps count them. A hold is named
+    by its socket's conversation id, stamped alive with it by `keep_alive`, and counts while it
+    was stamped since `live_since_ms`."""
+
+    async def hold_socket(
+        self, hold: SocketHold, per_client: int, per_route: int, live_since_ms: int
+    ) -> str | None:
+        """Keep `hold` unless its client already has `per_client` live holds ("client" is
+        returned) or its route `per_route` ("route"); None when it was kept. Atomic."""
+        ...
+
+    async def release_socket(self, socket_id: str) -> None: ...
+    async def drop_quiet_sockets(self, alive_before_ms: int) -> int: ...
+
+
 class UsageStore(Protocol):
-    """Usage records and their totals over a window of `ended_ms`."""
+    """Usage records, and their totals, of an owner that a `UsageFilter` selects."""
 
     async def add_usage(self, usage: UsageRecord) -> None: ...
     async def list_usage(
-        self, owner_id: str, since_ms: int, until_ms: int, page: PageRequest
+        self, owner_id: str, which: UsageFilter, page: PageRequest
     ) -> list[UsageRecord]: ...
-    async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals: ...
+    async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals: ...
 
 
 class TaskStore(Protocol):
@@ -219,6 +240,7 @@ class Store(
     CatalogStore,
     SessionStore,
     ConversationStore,
+    SocketStore,
     UsageStore,
     TaskStore,
     WebhookStore,

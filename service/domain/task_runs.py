@@ -136,8 +136,9 @@ async def _settle(ctx: Context, task: Task, status: str, kind: TaskKind, **chang
 
 
 async def complete(ctx: Context, task: Task, kind: TaskKind, output: Any) -> bool:
+    """Record the run's result; False when the task changed meanwhile (then `abandoned`)."""
     done = await kind.complete(ctx, task, output)
-    saved = await _settle(
+    return await _settle(
         ctx,
         task,
         COMPLETED,
@@ -146,9 +147,6 @@ async def complete(ctx: Context, task: Task, kind: TaskKind, output: Any) -> boo
         usage=done.usage,
         readable_until_ms=done.readable_until_ms,
     )
-    if not saved:  # canceled meanwhile (nobody will read what was made), or run again
-        await abandoned(ctx, task, kind)
-    return saved
 
 
 async def fail(ctx: Context, task: Task, kind: TaskKind, error: TaskError) -> bool:
@@ -167,7 +165,9 @@ async def put_back(ctx: Context, task: Task, kind: TaskKind) -> bool:
 
 
 async def abandoned(ctx: Context, task: Task, kind: TaskKind) -> None:
-    """After the task was changed by someone else: clean up if that made it final."""
+    """After a run's end was refused (the task was changed by someone else: canceled, so
+    nobody will read what it made, or run again): clean up if that made it final. The one
+    caller is the worker, whatever way the run ended."""
     current = await ctx.store.get_task(task.task_id)
     if current is not None and current.status in FINAL:
         await kind.discard(ctx, current)

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import msgspec
 
 from service.domain.context import Context
-from service.domain.errors import IdempotencyKeyReused, NotFound, QueueFull, TaskFinished
+from service.domain.errors import IdempotencyKeyReused, NotFound, QueueFull, TaskFinished, echo
 from service.domain.models import (
     Admission,
     Delivery,
@@ -124,9 +124,10 @@ async def submit(ctx: Context, task: Task, idempotency: IdempotencyKey | None) -
         remembered_since_ms=task.created_ms - IDEMPOTENCY_WINDOW_MS,
     )
     if admission is Admission.QUEUE_FULL:
+        limit = ctx.settings.queue_limit
         raise QueueFull(
-            f"You have {ctx.settings.queue_limit} tasks waiting, the most the queue holds; "
-            "retry when some have started.",
+            f"You have {limit} {'task' if limit == 1 else 'tasks'} waiting, the most the queue "
+            "holds; retry when one has started.",
             retry_after=10,
         )
     if admission is Admission.KEY_REUSED:
@@ -189,4 +190,4 @@ async def cancel(ctx: Context, owner_id: str, task_id: str, kind: Discards) -> T
 
 
 def not_found(task_id: str) -> NotFound:
-    return NotFound(f"No task {task_id!r}.")
+    return NotFound(f"No task {echo(task_id)}.")

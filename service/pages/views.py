@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 from service.domain.avatars import find_avatar, has_image
 from service.domain.context import Context
-from service.domain.conversations import MAX_MESSAGE_CHARS
 from service.domain.links import route_link, session_link
+from service.domain.turns import MAX_MESSAGE_CHARS
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"

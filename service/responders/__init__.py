@@ -6,8 +6,9 @@ raises `ResponderError`, whose message is meant for the visitor. Three responder
 agent's own endpoint (custom agents), an OpenAI-compatible API (AVATAR_LLM_BASE_URL), and an
 offline one that says no language model is configured and echoes the visitor."""
 
+from service.domain.errors import ResponderError
 from service.responders.factory import Responders
-from service.responders.models import CustomAgent, ReplyRequest, Responder, ResponderError, Turn
+from service.responders.models import CustomAgent, ReplyRequest, Responder, Turn
 from service.responders.upstream import Timeouts
 
 __all__ = [

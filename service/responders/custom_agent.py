@@ -1,8 +1,9 @@
 """Replies from an agent's own endpoint (`custom_agent` agents): POST `custom_agent_url` with
 {id: conversation_id, messages: [{role, content}, ...]} and the bearer token when set; the
 answer is read as the AI SDK's UI message stream (`vercel_ai_sdk`) or as a chat-completions
-stream (`openai_chat`). The URL follows the rules of webhook URLs, checked again at each call
-(the setting may have changed since the agent was saved) and at the connection (net.py)."""
+stream (`openai_chat`). The URL follows the rule of `service.outbound`, checked when the agent
+is saved, again at each call (the setting or the rule may have changed since) and at the
+connection (net.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from typing import Any
 
 import httpx
 
-from service.domain.errors import ValidationFailed
-from service.domain.webhooks import check_url
+from service.outbound import UrlRefused, check_url
 from service.responders.faults import AGENT_SERVICE, Fault, for_visitor
 from service.responders.models import CustomAgent, ReplyRequest
 from service.responders.openai_chat import bearer, chat_text
@@ -60,9 +60,9 @@ class CustomAgentResponder:
 
     async def _text(self, request: ReplyRequest, agent: CustomAgent) -> AsyncIterator[str]:
         try:
-            check_url(agent.url, allow_private=self._allow_private, field="custom_agent_url")
-        except ValidationFailed as exc:
-            raise Fault("refused", exc.message) from None
+            check_url(agent.url, allow_private=self._allow_private)
+        except UrlRefused as exc:
+            raise Fault("refused", f"custom_agent_url {exc}") from None
         events = post_events(
             self._client,
             agent.url,

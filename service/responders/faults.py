@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import aclosing
 
-from service.responders.models import ResponderError
+from service.domain.errors import ResponderError
 
 log = logging.getLogger("service.responders")
 

@@ -1,4 +1,4 @@
-"""What a responder is asked, what it gives back, and how it fails."""
+"""What a responder is asked and what it gives back."""
 
 from __future__ import annotations
 
@@ -35,14 +35,10 @@ class ReplyRequest(msgspec.Struct, frozen=True):
     custom_agent: CustomAgent | None = None
 
 
-class ResponderError(Exception):
-    """A reply failed. The message is written for the visitor (it names no address, key or
-    upstream detail); the details went to the log."""
-
-
 class Responder(Protocol):
     def reply(self, request: ReplyRequest) -> AsyncIterator[str]:
-        """The reply as text deltas, in order; raises ResponderError (possibly after some
-        deltas) when the reply cannot be completed. Read it to the end, or close it when
+        """The reply as text deltas, in order; raises ResponderError (of the service's one
+        error hierarchy, `service.domain.errors`), possibly after some deltas, when the reply
+        cannot be completed. Read it to the end, or close it when
         stopping early (`contextlib.aclosing`), so the upstream request ends at once."""
         ...

@@ -14,7 +14,7 @@ import anyio
 import httpcore
 import httpx
 
-from service.domain.webhooks import is_public_address
+from service.outbound import refused_addresses
 
 # Each conversation has at most one reply in flight, so open conversations bound the number of
 # connections; a pool limit would only make busy moments fail with a pool timeout.
@@ -33,10 +33,8 @@ async def resolve(host: str, port: int) -> list[str]:
 
 async def checked_addresses(host: str, port: int, *, allow_private: bool) -> list[str]:
     addresses = await resolve(host, port)
-    if not allow_private:
-        refused = [address for address in addresses if not is_public_address(address)]
-        if refused:
-            raise AddressRefused(f"{host} resolves to non-public {', '.join(refused)}")
+    if refused := refused_addresses(addresses, allow_private=allow_private):
+        raise AddressRefused(f"{host} resolves to non-public {', '.join(refused)}")
     return addresses
 
 

@@ -42,12 +42,15 @@ async def post_events(
     """The `data` of each event of the answer, as it arrives. Redirects are not followed
     (the client is built so): a 3xx is a refusal like any other non-2xx answer."""
     deadline = asyncio.get_running_loop().time() + timeouts.total
-    request = client.build_request(
-        "POST",
-        url,
-        content=msgspec.json.encode(body),
-        headers={"content-type": "application/json", "accept": "text/event-stream", **headers},
-    )
+    try:
+        request = client.build_request(
+            "POST",
+            url,
+            content=msgspec.json.encode(body),
+            headers={"content-type": "application/json", "accept": "text/event-stream", **headers},
+        )
+    except httpx.InvalidURL as exc:  # not an HTTPError: it would escape as a traceback
+        raise Fault("refused", f"the URL cannot be used: {exc}") from None
     answered = False
     try:
         async with asyncio.timeout_at(deadline):

@@ -10,7 +10,15 @@ from msgspec import UNSET, UnsetType
 from service.clock import format_ts
 from service.domain import models
 from service.schemas import compat
-from service.schemas.common import Greeting, Identifier, Instruction, Name, StrictBody, Tools
+from service.schemas.common import (
+    Greeting,
+    Identifier,
+    Instruction,
+    Name,
+    StrictBody,
+    Timestamp,
+    Tools,
+)
 
 RuntimeKind = Literal["managed_agent", "custom_agent"]
 CustomProtocol = Literal["vercel_ai_sdk", "openai_chat"]
@@ -84,8 +92,8 @@ class Agent(compat.HostedAgentNames):
     custom_agent_protocol: CustomProtocol | None
     # The bearer token is write-only: only whether one is set is shown.
     has_custom_agent_bearer_token: bool
-    created_at: str
-    updated_at: str
+    created_at: Timestamp
+    updated_at: Timestamp
 
     @classmethod
     def of(cls, agent: models.Agent) -> Agent:

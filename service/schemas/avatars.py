@@ -8,6 +8,7 @@ import msgspec
 
 from service.clock import format_ts
 from service.domain import models
+from service.schemas.common import Timestamp
 
 
 class Avatar(msgspec.Struct):
@@ -16,7 +17,7 @@ class Avatar(msgspec.Struct):
     width: int
     height: int
     source: Literal["upload", "generated"]
-    created_at: str
+    created_at: Timestamp
     image_url: str
 
     @classmethod

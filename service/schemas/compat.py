@@ -13,11 +13,10 @@ from typing import Any, Literal
 import msgspec
 
 from service.clock import format_ts
-from service.domain import models
-from service.domain.avatars import avatar_names
-from service.domain.context import Context
-from service.domain.sessions import one_of, session_token
+from service.domain import models, session_reads
+from service.domain.sessions import one_of
 from service.schemas.avatars import image_url
+from service.schemas.common import Timestamp
 
 # The hosted types require a string name; ours is optional, and a deleted avatar has none.
 _NO_NAME = ""
@@ -35,7 +34,7 @@ class HostedSessionNames(msgspec.Struct, kw_only=True):
     """A session's facts under the hosted API's names (listed after ours)."""
 
     state: str  # = status
-    start_time: str  # = created_at
+    start_time: Timestamp  # = created_at
     metis_model: str  # = model
     avatar: SessionAvatar  # = avatar_id, with the avatar's name
     user_id: str  # = the owner
@@ -73,25 +72,21 @@ class SessionProfile(msgspec.Struct):
     session_token: str
     avatar: ProfileAvatar
 
+    @classmethod
+    def of(cls, profile: session_reads.SessionProfile, base_url: str) -> SessionProfile:
+        """`base_url` starts the image link: AVATAR_PUBLIC_URL, else the request's own."""
+        session = profile.named.session
+        avatar = ProfileAvatar(
+            id=session.avatar_id,
+            name=profile.named.avatar_name or _NO_NAME,
+            image=image_url(session.avatar_id, base_url),
+            supported_interactive_models=list(profile.models),
+        )
+        return cls(session.session_id, profile.session_token, avatar)
+
 
 class SessionProfileEnvelope(msgspec.Struct):
     data: SessionProfile
-
-
-async def session_profile(
-    ctx: Context, session: models.Session, base_url: str
-) -> SessionProfileEnvelope:
-    """`base_url` starts the image link: AVATAR_PUBLIC_URL, else the request's own."""
-    avatar_id = session.avatar_id
-    names = await avatar_names(ctx, [avatar_id])
-    avatar = ProfileAvatar(
-        id=avatar_id,
-        name=names.get(avatar_id) or _NO_NAME,
-        image=image_url(avatar_id, base_url),
-        supported_interactive_models=list(ctx.settings.models),
-    )
-    token = session_token(ctx, session.session_id)
-    return SessionProfileEnvelope(SessionProfile(session.session_id, token, avatar))
 
 
 # Avatars (the hosted paths /v1/avatar/...)
@@ -109,7 +104,7 @@ class HostedAvatar(msgspec.Struct):
     id: str
     user_id: str
     name: str
-    created_at: str
+    created_at: Timestamp
     status: Literal["READY"]
     supported_interactive_models: list[str]
     themes: list[AvatarTheme]

@@ -8,12 +8,13 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
+from service.schemas.common import Timestamp
 
 
 class ConversationMessage(msgspec.Struct):
     role: Literal["user", "assistant"]
     text: str
-    at: str
+    at: Timestamp
 
     @classmethod
     def of(cls, message: models.Message) -> ConversationMessage:
@@ -24,8 +25,8 @@ class Conversation(msgspec.Struct, omit_defaults=True):
     conversation_id: str
     route_id: str | None
     session_id: str | None
-    started_at: str
-    ended_at: str | None
+    started_at: Timestamp
+    ended_at: Timestamp | None
     end_reason: str | None
     messages: list[ConversationMessage] | msgspec.UnsetType = msgspec.UNSET
 

@@ -1,5 +1,5 @@
 """Avatar generation bodies, and the status view (the answer to a status call, and the body of
-the task's webhook: `generation_status`)."""
+the task's webhook), made from what `service.domain.generation_status` reads."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Annotated
 import msgspec
 
 from service.domain import generation as domain
-from service.domain.context import Context
-from service.domain.models import Task
-from service.domain.tasks import queue_position
+from service.domain.generation_status import GenerationState
 from service.schemas.common import StrictBody
 from service.schemas.tasks import TaskView, error_view, task_view_fields
 
@@ -34,19 +32,6 @@ class GenerationCreate(StrictBody):
     seed: Seed | None = None
     webhook: GenerationWebhook | None = None
 
-    def request(self, ctx: Context, links_base: str) -> domain.GenerationRequest:
-        webhook = self.webhook or GenerationWebhook()
-        return domain.check_request(
-            ctx,
-            self.prompt,
-            self.width or domain.DEFAULT_SIDE,
-            self.height or domain.DEFAULT_SIDE,
-            self.seed,
-            webhook.url,
-            webhook.auth_token,
-            links_base,
-        )
-
 
 class GenerationStatus(TaskView, kw_only=True):
     """Every task's fields, then the generation's own. Optional keys are absent, not null,
@@ -61,30 +46,25 @@ class GenerationStatus(TaskView, kw_only=True):
     error: str | msgspec.UnsetType = msgspec.UNSET  # FAILED or TIMED_OUT: what went wrong
     error_code: str | msgspec.UnsetType = msgspec.UNSET
 
+    @classmethod
+    def of(cls, state: GenerationState, base_url: str) -> GenerationStatus:
+        """The view of the task's `state`; `base_url` starts the `status_url` link
+        (AVATAR_PUBLIC_URL, else the scheme and host of the request)."""
+        task, unset = state.task, msgspec.UNSET
+        params, png = task.params, state.png
+        error = error_view(task)  # the generation API shows its message as a string
+        return cls(
+            **task_view_fields(task, base_url, state.queue_position),
+            prompt=params["prompt"],
+            width=params["width"],
+            height=params["height"],
+            seed=params["seed"],
+            avatar_id=(task.result or {}).get("avatar_id", unset),
+            image=unset if png is None else base64.b64encode(png).decode("ascii"),
+            error=unset if error is unset else error.message,
+            error_code=unset if error is unset else error.code,
+        )
+
 
 class GenerationStatusEnvelope(msgspec.Struct):
     data: GenerationStatus
-
-
-def _view(task: Task, base_url: str, position: int | None, png: bytes | None) -> GenerationStatus:
-    params, unset = task.params, msgspec.UNSET
-    error = error_view(task)  # the generation API shows its message as a string
-    return GenerationStatus(
-        **task_view_fields(task, base_url, position),
-        prompt=params["prompt"],
-        width=params["width"],
-        height=params["height"],
-        seed=params["seed"],
-        avatar_id=(task.result or {}).get("avatar_id", unset),
-        image=unset if png is None else base64.b64encode(png).decode("ascii"),
-        error=unset if error is unset else error.message,
-        error_code=unset if error is unset else error.code,
-    )
-
-
-async def generation_status(ctx: Context, task: Task, base_url: str) -> GenerationStatusEnvelope:
-    """The status response of a generation task (also its webhook's body). `base_url` starts
-    the `status_url` link: AVATAR_PUBLIC_URL, else the scheme and host of the request."""
-    position = await queue_position(ctx, task)
-    png = await domain.generated_png(ctx, task)
-    return GenerationStatusEnvelope(_view(task, base_url, position, png))

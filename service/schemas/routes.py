@@ -8,7 +8,7 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
-from service.schemas.common import Label, StrictBody
+from service.schemas.common import Label, StrictBody, Timestamp
 
 MAX_VALIDITY_SECONDS = 315_360_000
 ValiditySeconds = Annotated[int, msgspec.Meta(ge=1, le=MAX_VALIDITY_SECONDS)]
@@ -31,13 +31,13 @@ class Route(msgspec.Struct, omit_defaults=True):
     agent_id: str
     status: RouteStatus
     label: str | None
-    created_at: str
-    updated_at: str  # the last label change or revoke; created_at until then
-    revoked_at: str | None
+    created_at: Timestamp
+    updated_at: Timestamp  # the last label change or revoke; created_at until then
+    revoked_at: Timestamp | None
     route_version: int  # 1 at creation, +1 per change
     path: str  # the page, relative to the interactive base
     url: str  # the page, absolute
-    expires_at: str | msgspec.UnsetType = msgspec.UNSET  # only on temporary routes
+    expires_at: Timestamp | msgspec.UnsetType = msgspec.UNSET  # only on temporary routes
 
     @classmethod
     def of(cls, route: models.Route, now_ms: int, base_url: str) -> Route:

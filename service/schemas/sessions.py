@@ -8,10 +8,8 @@ import msgspec
 
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
-from service.domain.avatars import avatar_names
-from service.domain.context import Context
 from service.schemas import compat
-from service.schemas.common import Identifier, StrictBody, Tools
+from service.schemas.common import Identifier, StrictBody, Timestamp, Tools
 
 SessionInstruction = Annotated[str, msgspec.Meta(max_length=12_000)]
 
@@ -51,9 +49,9 @@ class Session(compat.HostedSessionNames):
     voice_id: str | None
     model: str
     llm_model: str | None
-    created_at: str
-    ready_at: str | None
-    stopped_at: str | None
+    created_at: Timestamp
+    ready_at: Timestamp | None
+    stopped_at: Timestamp | None
     stop_reason: Literal["api", "idle", "max_duration", "error"] | None
     idle_timeout: int  # minutes; -1: never
 
@@ -78,20 +76,6 @@ class Session(compat.HostedSessionNames):
             idle_timeout=-1 if session.idle_timeout_min is None else session.idle_timeout_min,
             **compat.session_names(session, status, avatar_name),
         )
-
-
-async def session_views(
-    ctx: Context, sessions: list[models.Session], base_url: str
-) -> list[Session]:
-    """The views of `sessions` (each with its avatar's name); `base_url` starts the page links."""
-    names = await avatar_names(ctx, [session.avatar_id for session in sessions])
-    now = ctx.clock.now_ms()
-    return [Session.of(s, now, base_url, names.get(s.avatar_id)) for s in sessions]
-
-
-async def session_view(ctx: Context, session: models.Session, base_url: str) -> Session:
-    [view] = await session_views(ctx, [session], base_url)
-    return view
 
 
 class SessionBox(msgspec.Struct):
@@ -132,12 +116,13 @@ class StopOutcomeEnvelope(msgspec.Struct):
     data: StopOutcome
 
 
-class SessionStatus(msgspec.Struct):
-    """The public status a session page polls (no key: the session id is the credential)."""
+class SessionPageStatus(msgspec.Struct):
+    """The public status a session page polls (no key: the session id is the credential).
+    (Not `SessionStatus`: generators name the enum of `Session.status` so.)"""
 
     session_id: str
     status: Literal["starting", "ready", "stopped"]
 
 
-class SessionStatusEnvelope(msgspec.Struct):
-    data: SessionStatus
+class SessionPageStatusEnvelope(msgspec.Struct):
+    data: SessionPageStatus

@@ -11,6 +11,7 @@ import msgspec
 from service.clock import format_optional_ts, format_ts
 from service.domain import models
 from service.domain.tasks import FAILED, FINAL, TIMED_OUT
+from service.schemas.common import Timestamp
 
 TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"]
 
@@ -55,7 +56,7 @@ class WebhookView(msgspec.Struct, kw_only=True):
     delivered: bool
     status_code: int | None
     error: str | None
-    attempted_at: str
+    attempted_at: Timestamp
 
 
 class TaskView(msgspec.Struct, kw_only=True):
@@ -68,11 +69,11 @@ class TaskView(msgspec.Struct, kw_only=True):
     stage: str
     progress: float
     status_url: str
-    created_at: str
-    updated_at: str
-    started_at: str | None
-    finished_at: str | None
-    completed_at: str | None  # when it reached a final status, whichever
+    created_at: Timestamp
+    updated_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+    completed_at: Timestamp | None  # when it reached a final status, whichever
     queue_position: int | msgspec.UnsetType = msgspec.UNSET  # only while IN_QUEUE; 1 = next
     webhook: WebhookView | msgspec.UnsetType = msgspec.UNSET  # once a delivery was attempted
 

@@ -1,5 +1,5 @@
 """Video upscale answers: the task's status view (the answer to a status call, and the body of
-the task's webhook: `upscale_status`) and its list."""
+the task's webhook), made from what `service.domain.upscale.status` reads, and its list."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import msgspec
 
 from service.clock import format_ts
 from service.domain import models
-from service.domain import upscale as domain
-from service.domain.context import Context
-from service.domain.tasks import COMPLETED, queue_position
+from service.domain.tasks import COMPLETED
+from service.domain.upscale.status import UpscaleState
+from service.schemas.common import Timestamp
 from service.schemas.tasks import TaskErrorView, TaskView, error_view, task_view_fields
 
 
@@ -35,7 +35,7 @@ class UpscaleOutput(msgspec.Struct, kw_only=True):
     frame_rate_fraction: str
     frames: int
     size_bytes: int
-    readable_until: str
+    readable_until: Timestamp
 
 
 class UpscaleResult(msgspec.Struct, kw_only=True):
@@ -55,29 +55,24 @@ class UpscaleTask(TaskView, kw_only=True):
     only when FAILED or TIMED_OUT."""
 
     resolution: str
+    filter: str | msgspec.UnsetType = _UNSET  # absent on tasks queued before it was chosen
     input: UpscaleInput
     result: UpscaleResult | msgspec.UnsetType = _UNSET
     billing: Billing | msgspec.UnsetType = _UNSET
     error: TaskErrorView | msgspec.UnsetType = _UNSET
 
     @classmethod
-    def of(
-        cls,
-        task: models.Task,
-        base_url: str,
-        *,
-        file_link: str | None = None,
-        queue_position: int | None = None,
-    ) -> UpscaleTask:
-        """The view of `task`, with links under `base_url`; `file_link` is the link of its
-        readable result (None when there is none to show)."""
+    def of(cls, state: UpscaleState, base_url: str) -> UpscaleTask:
+        """The view of the task's `state`, with links under `base_url` (AVATAR_PUBLIC_URL,
+        else the scheme and host of the request) unless the file store gave an absolute one."""
+        task, link = state.task, state.result_link
         completed = task.status == COMPLETED and task.result is not None
-        shown = completed and file_link is not None
         return cls(
-            **task_view_fields(task, base_url, queue_position),
+            **task_view_fields(task, base_url, state.queue_position),
             resolution=task.params["resolution"],
+            filter=task.params.get("filter", _UNSET),
             input=_input(task.input or {}),
-            result=_result(task, _absolute(base_url, file_link)) if shown else _UNSET,
+            result=_UNSET if link is None else _result(task, _absolute(base_url, link)),
             billing=_billing(task) if completed else _UNSET,
             error=error_view(task),
         )
@@ -109,24 +104,6 @@ def _absolute(base_url: str, link: str) -> str:
 
 class UpscaleTaskEnvelope(msgspec.Struct):
     data: UpscaleTask
-
-
-async def upscale_view(ctx: Context, task: models.Task, base_url: str) -> UpscaleTask:
-    """The view of `task` now: its queue position, and a freshly signed link to its result
-    while that is readable. `base_url` starts the links: AVATAR_PUBLIC_URL, else the scheme and
-    host of the request."""
-    readable = task.status == COMPLETED and not domain.result_gone(task, ctx.clock.now_ms())
-    return UpscaleTask.of(
-        task,
-        base_url,
-        file_link=domain.result_link(ctx, task) if readable else None,
-        queue_position=await queue_position(ctx, task),
-    )
-
-
-async def upscale_status(ctx: Context, task: models.Task, base_url: str) -> UpscaleTaskEnvelope:
-    """The status response of an upscale task (also its webhook's body)."""
-    return UpscaleTaskEnvelope(await upscale_view(ctx, task, base_url))
 
 
 class UpscaleTaskPage(msgspec.Struct):

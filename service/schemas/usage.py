@@ -8,15 +8,17 @@ import msgspec
 
 from service.clock import format_ts
 from service.domain import models
+from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
     kind: Literal["route_conversation", "session", "upscale"]
     ref_id: str
-    started_at: str
-    ended_at: str
+    started_at: Timestamp
+    ended_at: Timestamp
     seconds: float
     billable_seconds: float
+    route_id: str | msgspec.UnsetType = msgspec.UNSET  # on route conversations only
 
     @classmethod
     def of(cls, record: models.UsageRecord) -> UsageItem:
@@ -27,6 +29,7 @@ class UsageItem(msgspec.Struct):
             ended_at=format_ts(record.ended_ms),
             seconds=record.seconds,
             billable_seconds=record.billable_seconds,
+            route_id=msgspec.UNSET if record.route_id is None else record.route_id,
         )
 
 

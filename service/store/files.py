@@ -8,6 +8,7 @@ import asyncio
 import glob
 import os
 import secrets
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -109,6 +110,11 @@ class LocalFileStore:
 
     def direct_link(self, key: str, expires_ms: int, now_ms: int) -> None:
         return None  # the data dir is served only through the service's signed links
+
+    def free_bytes(self) -> int:
+        """What an unprivileged process may still write on the directory's file system."""
+        self._root.mkdir(parents=True, exist_ok=True)
+        return shutil.disk_usage(self._root).free
 
     async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
         folder = self._path(prefix.rstrip("/"))

@@ -32,7 +32,9 @@ AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms"
 ROUTE_COLUMNS = (
     "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
 )
-USAGE_COLUMNS = "usage_id, owner_id, kind, ref_id, started_ms, ended_ms, seconds, billable_seconds"
+USAGE_COLUMNS = (
+    "usage_id, owner_id, kind, ref_id, started_ms, ended_ms, seconds, billable_seconds, route_id"
+)
 MESSAGE_COLUMNS = "conversation_id, seq, role, text, at_ms"
 DELIVERY_COLUMNS = "task_id, owner_id, target, created_ms, attempts"
 

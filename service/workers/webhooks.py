@@ -14,9 +14,9 @@ from service.domain.context import Context
 from service.domain.deliveries import Transport, claim_next, deliver
 from service.domain.models import Delivery, Task
 from service.runtime import open_context
-from service.schemas.webhook_bodies import webhook_base_url, webhook_body
 from service.settings import Settings
 from service.workers.supervisor import first_of, run_until_terminated
+from service.workers.webhook_bodies import webhook_base_url, webhook_body
 from service.workers.webhook_client import HttpTransport
 
 log = logging.getLogger("service.webhooks")

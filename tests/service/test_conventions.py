@@ -78,6 +78,80 @@ def test_unknown_path_and_method(api, alice):
     assert_error(api.get("/v1/nowhere", alice), 404, "NOT_FOUND")
     response = api.call("PUT", "/v1/agents", alice)
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
+    assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"
+
+
+@pytest.mark.parametrize(
+    ("path", "allow"),
+    [
+        ("/v1/agents", "GET, HEAD, POST, OPTIONS"),
+        ("/v1/agents/agt_x", "GET, HEAD, DELETE, OPTIONS"),
+        ("/v1/agents/agt_x/update", "POST, OPTIONS"),
+        ("/v1/avatar/av_x", "GET, HEAD, DELETE, OPTIONS"),
+        ("/healthz", "GET, HEAD, OPTIONS"),
+        ("/r/rt_x", "GET, HEAD, OPTIONS"),
+        ("/files/tsk_x/output.mp4", "GET, HEAD, OPTIONS"),
+    ],
+)
+def test_allow_lists_every_method_of_the_path_with_head_beside_get(api, alice, path, allow):
+    """The same list on a 405 and on OPTIONS (Litestar's own OPTIONS answer lists only the
+    methods of one handler)."""
+    refused = api.call("PATCH", path, alice)
+    assert_error(refused, 405, "METHOD_NOT_ALLOWED")
+    assert refused.headers["allow"] == allow
+    options = api.call("OPTIONS", path, alice)
+    assert (options.status_code, options.content) == (204, b"")
+    assert options.headers["allow"] == allow
+
+
+def _operations(api) -> list[tuple[str, str, set[str]]]:
+    """(method, path with ids filled in, documented query parameters) of every operation."""
+    found = []
+    for template, item in api.get("/schema/openapi.json").json()["paths"].items():
+        path = re.sub(r"\{[^}]+\}", "x", template)
+        for method, operation in item.items():
+            params = operation.get("parameters", [])
+            documented = {p["name"] for p in params if p["in"] == "query"}
+            found.append((method.upper(), path, documented))
+    return found
+
+
+def test_every_operation_refuses_query_parameters_it_does_not_declare(api, alice):
+    operations = _operations(api)
+    assert len(operations) > 40
+    for method, path, documented in operations:
+        response = api.call(method, f"{path}?limt=1&sinse=2026-01-01T00:00:00Z", alice)
+        if method == "HEAD":  # GET's answer without its body
+            assert response.status_code == 422, (method, path)
+            continue
+        error = assert_error(response, 422, "VALIDATION_ERROR")
+        assert [d["field"] for d in error["details"]] == ["limt", "sinse"], (method, path)
+        taken = ", ".join(sorted(documented)) or "none"
+        assert error["details"][0]["message"].endswith(f"this endpoint takes: {taken}.")
+        assert "limt" in error["message"] and "sinse" in error["message"]
+
+
+def test_every_documented_query_parameter_is_taken(api, alice):
+    """What the OpenAPI document declares is exactly what the refusal lets through."""
+    for method, path, documented in _operations(api):
+        for name in documented:
+            response = api.call(method, path, alice, params={name: "1"})
+            assert "Unknown query parameter" not in response.text, (method, path, name)
+
+
+def test_a_misspelt_filter_is_refused_not_ignored(api, alice):
+    assert_error(api.get("/v1/usage?sinse=2026-01-01T00:00:00Z", alice), 422, "VALIDATION_ERROR")
+    assert_error(api.get("/v1/agents?limt=1", alice), 422, "VALIDATION_ERROR")
+    assert api.get("/v1/agents?limit=1", alice).status_code == 200
+    # Without a key the caller learns nothing, not even which parameters a path takes.
+    assert_error(api.get("/v1/agents?limt=1"), 401, "UNAUTHORIZED")
+
+
+def test_pages_take_any_query(api, alice):
+    """A shared link may carry a tracker's or a cache-buster's parameters."""
+    route = api.route(alice, api.agent(alice)["agent_id"])
+    assert api.get(f"/r/{route['id']}?utm_source=mail&v=2").status_code == 200
+    assert api.get("/static/pages.css?cache=1").status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/v1", "/v1/", "/v1/nowhere", "/v1/agents/x/y/z", "/v1/%2F"])
@@ -231,3 +305,45 @@ def test_openapi_documents_every_endpoint_and_the_error_body(api):
         headers = [p["name"] for p in operation["parameters"] if p["in"] == "header"]
         assert headers == ["Idempotency-Key"], submission
         assert "503" in operation["responses"], submission
+
+
+def test_openapi_declares_what_client_generators_need(api):
+    schema = api.get("/schema/openapi.json").json()
+    paths, components = schema["paths"], schema["components"]["schemas"]
+    for path, item in paths.items():
+        if "get" in item:  # HEAD wherever GET is, answering without a body
+            assert all("content" not in r for r in item["head"]["responses"].values()), path
+        for method, operation in item.items():
+            for status, response in operation["responses"].items():
+                if status >= "400" and method != "head":
+                    body = response["content"]["application/json"]["schema"]
+                    assert body == {"$ref": "#/components/schemas/Error"}, (path, status)
+    submit = paths["/v1/video/upscale"]["post"]
+    [resolution] = [p for p in submit["parameters"] if p["name"] == "resolution"]
+    assert resolution["required"] and resolution["schema"]["enum"] == ["1080p", "2k", "4k"]
+    for path, media_type in [
+        ("/files/{task_id}/output.mp4", "video/mp4"),
+        ("/avatars/{file_name}", "image/png"),
+    ]:
+        responses = paths[path]["get"]["responses"]
+        for status in ("200", "206"):
+            body = responses[status]["content"][media_type]["schema"]
+            assert body == {"type": "string", "format": "binary"}, (path, status)
+    file_params = {
+        p["name"]: p["required"] for p in paths["/files/{task_id}/output.mp4"]["get"]["parameters"]
+    }
+    assert file_params == {"task_id": True, "expires": True, "signature": True, "Range": False}
+    [status] = [p for p in paths["/v1/agent-routes"]["get"]["parameters"] if p["name"] == "status"]
+    assert status["schema"] == {
+        "type": "string",
+        "enum": ["active", "expired", "revoked"],
+        "description": "Only the routes of this status.",
+    }
+    assert not status["required"]
+    assert components["Route"]["properties"]["created_at"]["format"] == "date-time"
+    assert {"type": "string", "format": "date-time"} in components["Session"]["properties"][
+        "ready_at"
+    ]["oneOf"]
+    agent_body = paths["/v1/agents"]["post"]["requestBody"]["content"]["application/json"]
+    arms = agent_body["schema"]["properties"]["tools"]["anyOf"]
+    assert {"type": "array", "items": {"type": "object"}} in arms

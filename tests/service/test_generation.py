@@ -161,6 +161,7 @@ def test_a_run_that_ends_after_a_cancel_leaves_no_avatar(api, alice):
     assert api.post(cancel_path(task["task_id"]), alice).json()["data"]["status"] == "CANCELED"
     with api.client.portal() as portal:
         assert not portal.call(runs.complete, ctx, claimed, kind, output)
+        portal.call(runs.abandoned, ctx, claimed, kind)  # as the worker does then
     assert api.get("/v1/avatars", alice).json()["data"]["items"] == []
 
 

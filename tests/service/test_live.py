@@ -4,17 +4,23 @@ ending on revoke, expiry and session stop, session warm-up and tokens, and what 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from types import SimpleNamespace
 
 import pytest
 from litestar.exceptions import WebSocketDisconnect
 
+from service.api.live import MAX_FRAME_BYTES
 from service.clock import ManualClock
+from service.domain import conversations, turns
 from service.domain import live as live_watch
-from service.domain.conversations import Live, Setup
+from service.domain.conversations import Setup
+from service.domain.errors import ValidationFailed
 from service.domain.models import Conversation
 from service.domain.sessions import session_token, sweep
+from service.domain.turns import Live
+from service.settings import load_settings
 
 
 @pytest.fixture
@@ -61,7 +67,7 @@ def test_greeting_then_streamed_replies(api, route):
         {"type": "message", "text": 5},
         {"type": "shout", "text": "hi"},
         "not json at all",
-        {"type": "message", "text": "x" * 70_000},
+        b'{"type": "ping"}',  # binary: voice only
     ],
 )
 def test_bad_frames_get_an_error_frame_and_the_conversation_goes_on(api, route, frame):
@@ -69,6 +75,8 @@ def test_bad_frames_get_an_error_frame_and_the_conversation_goes_on(api, route, 
         ws.receive_json(), ws.receive_json()  # ready, greeting
         if isinstance(frame, str):
             ws.send_text(frame)
+        elif isinstance(frame, bytes):
+            ws.send_bytes(frame)
         else:
             ws.send_json(frame)
         error = ws.receive_json()
@@ -77,11 +85,33 @@ def test_bad_frames_get_an_error_frame_and_the_conversation_goes_on(api, route, 
         assert receive_reply(ws)[1]["text"]
 
 
-def test_the_longest_message_is_taken(api, route):
+@pytest.mark.parametrize("char", ["é", "\U0001f600"])
+def test_the_longest_message_is_taken_however_it_is_escaped(api, route, char):
     with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
         ws.receive_json(), ws.receive_json()
-        ws.send_json({"type": "message", "text": "é" * 4000})
+        frame = json.dumps({"type": "message", "text": char * 4000})  # ASCII: \u escapes
+        assert len(frame) <= MAX_FRAME_BYTES
+        ws.send_text(frame)
         assert receive_reply(ws)[1]["type"] == "message"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "x" * (MAX_FRAME_BYTES + 1),
+        "é" * (MAX_FRAME_BYTES // 2 + 1),  # fewer characters than the bound, more bytes
+        b"\0" * (MAX_FRAME_BYTES + 1),
+    ],
+    ids=["text", "utf8", "binary"],
+)
+def test_an_oversized_frame_ends_the_conversation_with_1009(api, route, payload):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()
+        ws.send_bytes(payload) if isinstance(payload, bytes) else ws.send_text(payload)
+        assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "frame_too_large"}
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1009
 
 
 @pytest.mark.parametrize("state", ["unknown", "revoked", "expired"])
@@ -130,6 +160,7 @@ def test_an_expiring_route_ends_its_sockets_by_the_clock(api, alice, route):
 def test_route_conversations_are_kept_and_billed(api, alice, route, wait_until):
     with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
         ws.receive_json(), ws.receive_json()
+        api.clock.advance(100)  # billed from the visitor's first message, not the opening
         ws.send_json({"type": "message", "text": "Hi there"})
         receive_reply(ws)
         api.clock.advance(42.5)
@@ -156,9 +187,106 @@ def test_route_conversations_are_kept_and_billed(api, alice, route, wait_until):
     assert usage["items"][0]["ref_id"] == item["conversation_id"]
 
 
-def test_conversations_of_another_owner_are_not_found(api, alice, bob, route):
+def test_a_turn_is_one_domain_operation(api, route):
+    """What any transport relays: the visitor's message kept, the reply streamed as deltas and
+    then kept whole (the voice socket speaks the same turn)."""
+
+    async def turn() -> tuple[list, list]:
+        setup = await conversations.admit_route(api.ctx, route["id"])
+        live = turns.new_conversation(api.ctx, setup)
+        await turns.open_conversation(api.ctx, live)
+        said = [await turns.greet(api.ctx, live)]
+        said += [item async for item in turns.take_turn(api.ctx, live, "Hi there")]
+        with pytest.raises(ValidationFailed):
+            await anext(turns.take_turn(api.ctx, live, ""))
+        kept = await api.ctx.store.list_messages(live.conversation_id)
+        await turns.end_conversation(api.ctx, live, "closed")
+        return said, kept
+
+    with api.client.portal() as portal:
+        said, kept = portal.call(turn)
+    greeting, *deltas, reply = said
+    assert isinstance(greeting, turns.AgentMessage) and greeting.message_id.endswith(".1")
+    assert deltas and all(isinstance(d, turns.ReplyDelta) for d in deltas)
+    assert {d.message_id for d in deltas} == {reply.message_id} and reply.message_id.endswith(".3")
+    assert "".join(d.text for d in deltas) == reply.text
+    assert [(m.seq, m.role, m.text) for m in kept] == [
+        (1, "assistant", greeting.text), (2, "user", "Hi there"), (3, "assistant", reply.text)
+    ]  # fmt: skip
+
+
+def test_a_route_socket_without_a_visitor_message_is_neither_kept_nor_billed(api, alice, route):
+    for _ in range(3):
+        with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+            ws.receive_json(), ws.receive_json()
+            api.clock.advance(60)
+            ws.send_json({"type": "ping"})
+            assert ws.receive_json() == {"type": "pong"}
+    # Closing reached the server once a socket on the same client answers again.
     with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
         ws.receive_json()
+    assert api.get("/v1/conversations", alice).json()["data"]["items"] == []
+    assert api.get("/v1/usage", alice).json()["data"]["items"] == []
+
+
+def test_a_route_conversation_without_visitor_messages_ends_idle(make_api, wait_until):
+    api = make_api(conversation_idle_s=300)
+    alice = api.key()
+    route = api.route(alice, api.agent(alice, greeting="Hi")["agent_id"])
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()
+        api.clock.advance(299)
+        ws.send_json({"type": "message", "text": "still here"})  # a message restarts the wait
+        receive_reply(ws)
+        api.clock.advance(299)
+        ws.send_json({"type": "ping"})  # pings do not count
+        assert ws.receive_json() == {"type": "pong"}
+        api.clock.advance(1)
+        assert ws.receive_json() == {"type": "state", "state": "ended", "reason": "idle"}
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1000
+    wait_until(lambda: api.get("/v1/conversations", alice).json()["data"]["items"][0]["ended_at"])
+    (item,) = api.get("/v1/conversations", alice).json()["data"]["items"]
+    assert item["end_reason"] == "idle"
+    assert api.get("/v1/usage", alice).json()["data"]["totals"]["route_conversation_seconds"] == 300
+
+
+@pytest.mark.parametrize(
+    ("cap", "reason"),
+    [("max_sockets_per_client", "too_many_sockets"), ("max_conversations_per_route", "route_full")],
+)
+def test_sockets_past_a_cap_are_refused_with_1013(make_api, wait_until, cap, reason):
+    api = make_api(**{cap: 2})
+    alice = api.key()
+    agent_id = api.agent(alice)["agent_id"]
+    route, other = api.route(alice, agent_id), api.route(alice, agent_id)
+    held = [open_route(api, route["id"]) for _ in range(2)]
+    for ws in held:
+        assert ws.receive_json() == {"type": "state", "state": "ready"}
+    # The client's cap holds on every route; the route's only on the full route.
+    third = other if reason == "too_many_sockets" else route
+    assert not _opens(api, other["id"]) if third is other else _opens(api, other["id"])
+    with api.client.websocket_connect(f"/r/{third['id']}/ws") as refused:
+        assert refused.receive_json() == {"type": "state", "state": "ended", "reason": reason}
+        with pytest.raises(WebSocketDisconnect) as closed:
+            refused.receive_json()
+        assert closed.value.code == 1013
+    held.pop().__exit__(None, None, None)  # a place frees up when a socket closes
+    wait_until(lambda: _opens(api, third["id"]))
+    held.pop().__exit__(None, None, None)
+
+
+def _opens(api, route_id: str) -> bool:
+    with api.client.websocket_connect(f"/r/{route_id}/ws") as ws:
+        return ws.receive_json() == {"type": "state", "state": "ready"}
+
+
+def test_conversations_of_another_owner_are_not_found(api, alice, bob, route):
+    with api.client.websocket_connect(f"/r/{route['id']}/ws") as ws:
+        ws.receive_json(), ws.receive_json()
+        ws.send_json({"type": "message", "text": "hello"})
+        receive_reply(ws)
     cid = api.get("/v1/conversations", alice).json()["data"]["items"][0]["conversation_id"]
     assert api.get(f"/v1/conversations/{cid}", bob).status_code == 404
     assert api.post(f"/v1/conversations/{cid}/delete", bob).status_code == 404
@@ -284,9 +412,15 @@ class _FlakyRoutes:
         return self.reasons.get(setup.route_id, ""), None
 
 
-def _live(route_id: str) -> Live:
+def _live(route_id: str, clock: ManualClock) -> Live:
     setup = Setup("own_1", route_id, None, None, None, None, None, None)
-    return Live(Conversation(f"cnv_{route_id}", "own_1", 0, 0, route_id), setup)
+    now = clock.now_ms()
+    return Live(Conversation(f"cnv_{route_id}", "own_1", now, now, route_id), setup, kept=True)
+
+
+def _watch(routes: _FlakyRoutes, clock: ManualClock) -> live_watch.LiveConversations:
+    ctx = SimpleNamespace(store=routes, clock=clock, settings=load_settings({}))
+    return live_watch.LiveConversations(ctx)
 
 
 @pytest.fixture
@@ -299,7 +433,7 @@ def routes(monkeypatch) -> _FlakyRoutes:
 def test_a_failed_pass_of_the_watch_is_checked_again(routes):
     async def scenario() -> dict[str, str]:
         clock = ManualClock()
-        watch = live_watch.LiveConversations(SimpleNamespace(store=routes, clock=clock))
+        watch = _watch(routes, clock)
         ended: dict[str, str] = {}
         both = asyncio.Event()
 
@@ -312,7 +446,7 @@ def test_a_failed_pass_of_the_watch_is_checked_again(routes):
             return end
 
         for route_id in ("rt_a", "rt_b"):
-            await watch.watch(_live(route_id), on_end(route_id))
+            await watch.watch(_live(route_id, clock), on_end(route_id))
         routes.reasons = {"rt_a": "revoked", "rt_b": "revoked"}
         routes.failing = {"rt_a"}  # the pass after the change fails at its first check
         routes.mark = b"1"
@@ -328,12 +462,12 @@ def test_a_failed_pass_of_the_watch_is_checked_again(routes):
 def test_a_conversation_whose_watch_failed_to_start_is_not_kept_alive(routes):
     async def scenario() -> list[str]:
         clock = ManualClock()
-        watch = live_watch.LiveConversations(SimpleNamespace(store=routes, clock=clock))
-        await watch.watch(_live("rt_a"), lambda reason: None)
+        watch = _watch(routes, clock)
+        await watch.watch(_live("rt_a", clock), lambda reason: None)
         await asyncio.sleep(0)  # one turn of the loop: the watch starts, and its clock with it
         routes.failing = {"rt_b"}
         with pytest.raises(sqlite3.OperationalError):
-            await watch.watch(_live("rt_b"), lambda reason: None)
+            await watch.watch(_live("rt_b", clock), lambda reason: None)
         clock.advance(live_watch.KEEP_ALIVE_MS / 1000)
         try:
             return await asyncio.wait_for(routes.stamped.get(), 5)

@@ -47,6 +47,13 @@ async def _open(url: str, count: int) -> list:
     return sockets
 
 
+async def _talk(ws) -> None:
+    """Say something and hear the reply: the conversation is kept (and billed) from here."""
+    await ws.send(json.dumps({"type": "message", "text": "are you there?"}))
+    await _frame(ws, "message")  # the greeting
+    await _frame(ws, "message")  # the reply
+
+
 async def _open_on_every_worker(server, url: str, count: int, workers: int = 2) -> list:
     """At least `count` sockets, held by `workers` different processes of `serve` (the kernel
     spreads connections over the workers by a hash: a few more may be needed)."""
@@ -80,7 +87,10 @@ def _holders(server, sockets: list) -> set[int]:
 
 @pytest.fixture
 def server(start_serve):
-    return start_serve(AVATAR_HTTP_WORKERS="2", AVATAR_SWEEP_INTERVAL_S="0.2")
+    # All sockets come from 127.0.0.1, and up to 64 may be opened to reach both workers.
+    return start_serve(
+        AVATAR_HTTP_WORKERS="2", AVATAR_SWEEP_INTERVAL_S="0.2", AVATAR_MAX_SOCKETS_PER_CLIENT="64"
+    )
 
 
 def _route(client: httpx.Client, **body) -> dict:
@@ -95,6 +105,7 @@ def test_revoke_ends_sockets_on_every_worker(server, poll):
         async def scenario():
             url = f"ws://127.0.0.1:{server.port}/r/{route['id']}/ws"
             sockets = await _open_on_every_worker(server, url, SOCKETS)
+            await asyncio.gather(*(_talk(ws) for ws in sockets))
             started = time.monotonic()
             client.post(f"/v1/agent-routes/{route['id']}/revoke")
             return await asyncio.gather(*(_ended_after(ws, started) for ws in sockets))
@@ -147,9 +158,7 @@ def test_a_killed_serve_leaves_no_conversation_open(start_serve, poll):
 
     async def talk():
         ws = (await _open(f"ws://127.0.0.1:{first.port}/r/{route['id']}/ws", 1))[0]
-        await ws.send(json.dumps({"type": "message", "text": "are you there?"}))
-        await _frame(ws, "message")  # the greeting
-        await _frame(ws, "message")  # the reply: the message is kept
+        await _talk(ws)
         # The whole process group at once: a machine crash, not a stop anyone could handle.
         os.killpg(first.process.pid, signal.SIGKILL)
 

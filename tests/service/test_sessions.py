@@ -146,8 +146,10 @@ def test_list_is_a_bare_array_of_open_sessions_newest_first(api, alice, avatar_i
         ids.append(start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"])
         api.clock.advance(1)
     api.post("/v1/interactive/stop_sessions", alice, json={"session_ids": [ids[1]]})
-    listed = api.get("/v1/interactive/list", alice, params={"limit": 1}).json()["data"]
-    assert [s["session_id"] for s in listed] == [ids[2], ids[0]]  # no paging: `limit` ignored
+    listed = api.get("/v1/interactive/list", alice).json()["data"]
+    assert [s["session_id"] for s in listed] == [ids[2], ids[0]]
+    # No paging, so no `limit` either: a query parameter the list does not take is refused.
+    assert api.get("/v1/interactive/list", alice, params={"limit": 1}).status_code == 422
 
 
 @pytest.mark.parametrize("ids", [[], ["x"] * 101, "ses_1", [1]])

@@ -64,6 +64,12 @@ def test_bad_values_name_the_variable(name, value):
         load_settings({name: value})
 
 
+def test_the_detail_filter_needs_the_native_kernel():
+    assert load_settings({"AVATAR_FILTER": "detail"}).filter == "detail"
+    with pytest.raises(SettingsError, match="AVATAR_FILTER=detail needs AVATAR_KERNEL=native"):
+        load_settings({"AVATAR_FILTER": "detail", "AVATAR_KERNEL": "numba"})
+
+
 def test_number_limits_are_inclusive_where_they_say_so():
     settings = load_settings(
         {"AVATAR_X264_CRF": "51", "AVATAR_SESSION_WARMUP_S": "0", "AVATAR_RATE_LIMIT": "0.5"}

@@ -10,7 +10,8 @@ import threading
 
 import pytest
 
-from service.domain.models import Agent, Avatar, Owner, Route
+from service.domain.models import Agent, Avatar, Owner, Route, SocketHold, UsageFilter
+from service.domain.pagination import PageRequest
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
 from service.store.sqlite import SqliteStore, connection, writer
@@ -247,6 +248,33 @@ def test_the_queue_column_migration_keeps_waiting_tasks_in_order(tmp_path, monke
     run(check())
 
 
+def test_the_usage_route_migration_names_the_route_of_earlier_conversations(tmp_path, monkeypatch):
+    path = tmp_path / "db.sqlite"
+    conn = database_before(path, "0008", monkeypatch)
+    conn.execute(
+        "INSERT INTO conversations (conversation_id, owner_id, route_id, started_ms, alive_ms)"
+        " VALUES ('cnv_1', 'own_1', 'rt_1', 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO usage_records VALUES ('usg_1', 'own_1', 'route_conversation', 'cnv_1', 0,"
+        " 1000, 1.0, 1.0), ('usg_2', 'own_1', 'session', 'ses_1', 0, 2000, 2.0, 2.0)"
+    )
+    conn.close()
+
+    async def check():
+        store = SqliteStore(path, 0)
+        try:
+            which = UsageFilter(0, 10_000, route_id="rt_1")
+            [record] = await store.list_usage("own_1", which, PageRequest(10))
+            assert (record.usage_id, record.route_id) == ("usg_1", "rt_1")
+            totals = await store.usage_totals("own_1", which)
+            assert (totals.route_conversation_seconds, totals.session_seconds) == (1.0, 0.0)
+        finally:
+            await store.close()
+
+    run(check())
+
+
 def test_writes_fail_rather_than_wait_when_the_writer_thread_is_gone(tmp_path, monkeypatch):
     """The writer thread cannot open its connection (say, no file descriptor is left): every
     write says so at once instead of waiting for ever."""
@@ -283,3 +311,32 @@ def test_avatars_are_read_in_one_call_however_many(open_store):
             await store.close()
 
     run(scenario())
+
+
+def test_socket_holds_count_live_places_and_free_them(tmp_path):
+    async def scenario() -> list:
+        store = SqliteStore(tmp_path / "a.db", 0)
+        try:
+
+            async def hold(socket_id: str, client: str, route_id: str | None, at_ms: int):
+                place = SocketHold(socket_id, client, route_id, at_ms)
+                return await store.hold_socket(place, 2, 3, live_since_ms=at_ms - 60_000)
+
+            seen = [await hold("s1", "a", "rt_1", 0), await hold("s2", "a", None, 0)]
+            seen.append(await hold("s3", "a", "rt_2", 0))  # the client's cap, on any route
+            seen += [await hold("s4", "b", "rt_1", 0), await hold("s5", "c", "rt_1", 0)]
+            seen.append(await hold("s6", "d", "rt_1", 0))  # the route's cap
+            await store.release_socket("s1")
+            seen.append(await hold("s7", "a", "rt_2", 0))  # a released place is free
+            await store.keep_alive(["s7"], 90_000)
+            # Places not stamped for a minute belong to a dead worker: they no longer count.
+            seen.append(await hold("s8", "a", "rt_1", 90_000))
+            seen.append(await hold("s9", "a", "rt_1", 90_000))
+            seen.append(await store.drop_quiet_sockets(30_000))
+            return seen
+        finally:
+            await store.close()
+
+    assert run(scenario()) == [
+        None, None, "client", None, None, "route", None, None, "client", 3
+    ]  # fmt: skip

@@ -18,7 +18,7 @@ from service.domain.ids import new_id
 from service.domain.kinds import task_kind, task_kinds
 from service.domain.models import Task
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
-from service.domain.upscale import delete_result
+from service.domain.upscale.results import delete_result
 from service.workers.tasks import TaskWorker
 from tests.service.conftest import another_store
 
@@ -111,6 +111,7 @@ def test_a_canceled_run_keeps_the_cancel_and_leaves_nothing(tasks):
         # The work ended before it saw the cancel: its result is made but not wanted.
         await tasks.ctx.files.put(result_key(running.task_id), b"result")
         assert not await task_runs.complete(tasks.ctx, running, kind, OUTPUT)
+        await task_runs.abandoned(tasks.ctx, running, kind)  # as the worker does then
         stored = await tasks.ctx.store.get_task(running.task_id)
         input_kept = await tasks.exists(queued.params["input_key"])
         return stored, input_kept, await tasks.exists(result_key(running.task_id))
@@ -133,6 +134,7 @@ def test_a_run_that_lost_its_task_to_a_rerun_leaves_the_rerun_alone(tasks):
         assert rerun.task_id == slow.task_id
         assert not await task_runs.complete(tasks.ctx, slow, kind, OUTPUT)
         assert not await task_runs.fail(tasks.ctx, slow, kind, task_runs.TaskError("X", "x"))
+        await task_runs.abandoned(tasks.ctx, slow, kind)  # as the worker does then
         stored = await tasks.ctx.store.get_task(slow.task_id)
         return stored, await tasks.exists(queued.params["input_key"])
 

@@ -11,7 +11,7 @@ import pytest
 
 from service.domain import task_runs as runs
 from service.domain.kinds import task_kinds
-from service.schemas.webhook_bodies import webhook_body
+from service.workers.webhook_bodies import webhook_body
 
 UPSCALE = "/v1/video/upscale"
 
@@ -66,6 +66,7 @@ def test_submission_answers_200_with_the_task_and_its_status_url(api, alice, mp4
         "stage": "queued",
         "progress": 0.0,
         "resolution": "1080p",
+        "filter": "lanczos3",
         "created_at": "2026-01-01T00:00:00.000Z",
         "updated_at": "2026-01-01T00:00:00.000Z",
         "started_at": None,
@@ -141,9 +142,12 @@ LONG_URL = "https://example.com/" + "a" * 981  # 1,001 bytes
         ("2k", {"webhook_url": "http://example.com/h"}, "webhook_url"),
         ("2k", {"webhook_url": "ftp://example.com/h"}, "webhook_url"),
         ("2k", {"webhook_url": "https://example.com/h", "other": "x"}, "other"),
+        ("2k", {"filter": "nearest"}, "filter"),
+        ("2k", {"filter": ""}, "filter"),
     ],
     ids=["missing-resolution", "bad-resolution", "resolution-first", "token-without-url",
-         "long-token", "long-url", "http-url", "ftp-url", "unknown-part"],
+         "long-token", "long-url", "http-url", "ftp-url", "unknown-part", "bad-filter",
+         "empty-filter"],
 )  # fmt: skip
 def test_synchronous_checks_name_the_field(api, alice, mp4_bytes, resolution, fields, field):
     response = submit(api, alice, mp4_bytes(), resolution, data=fields)
@@ -240,6 +244,31 @@ def test_a_bad_webhook_sent_before_the_file_is_refused_before_the_file_is_read(m
     assert uploads(api) == []
 
 
+@pytest.mark.parametrize(
+    ("late", "status", "token"),
+    [("tok", 200, "tok"), ("x" * 513, 422, None)],
+    ids=["kept", "judged"],
+)
+def test_a_webhook_token_sent_after_the_file_counts(api, alice, mp4_bytes, late, status, token):
+    """The URL before the file is judged when the file begins; a token after the file is
+    still taken (and judged) when the upload is accepted."""
+    parts = [
+        ("webhook_url", (None, "https://example.com/h")),
+        ("file", ("clip.mp4", mp4_bytes(), "video/mp4")),
+        ("webhook_token", (None, late)),
+    ]
+    response = api.post(f"{UPSCALE}?resolution=2k", alice, files=parts)
+    assert response.status_code == status, response.text
+    if status == 200:
+        task_id = response.json()["data"]["task_id"]
+        with api.client.portal() as portal:
+            task = portal.call(api.ctx.store.get_task, task_id)
+        assert (task.webhook.url, task.webhook.token) == ("https://example.com/h", token)
+    else:
+        assert response.json()["error"]["details"][0]["field"] == "webhook_token"
+        assert uploads(api) == []
+
+
 def test_a_text_part_is_bounded(api, alice, mp4_bytes):
     fields = {"webhook_url": "https://example.com/" + "a" * 10_000}
     response = submit(api, alice, mp4_bytes(), data=fields)
@@ -330,16 +359,18 @@ def test_the_webhook_body_is_the_status_with_the_submissions_links(api, alice, m
     assert sent == read
 
 
-def test_the_queue_limit_answers_503_with_retry_after(make_api, mp4_bytes):
-    api = make_api(queue_limit=2)
+@pytest.mark.parametrize(("limit", "waiting"), [(1, "1 task waiting"), (2, "2 tasks waiting")])
+def test_the_queue_limit_answers_503_with_retry_after(make_api, mp4_bytes, limit, waiting):
+    api = make_api(queue_limit=limit)
     alice, bob = api.key("alice"), api.key("bob")
-    for _ in range(2):
+    for _ in range(limit):
         submitted(api, alice, mp4_bytes())
     full = submit(api, alice, mp4_bytes())
     assert full.status_code == 503, full.text
     assert full.json()["error"]["code"] == "QUEUE_FULL"
+    assert full.json()["error"]["message"].startswith(f"You have {waiting}, the most")
     assert int(full.headers["retry-after"]) > 0
-    assert len(uploads(api)) == 2  # the refused upload is not kept
+    assert len(uploads(api)) == limit  # the refused upload is not kept
     submitted(api, bob, mp4_bytes())  # the limit is per owner
 
 
@@ -370,6 +401,26 @@ def test_a_completed_task_shows_its_result_and_billing(make_api, mp4_bytes):
     finished = api.post(f"{UPSCALE}/{task_id}/cancel", auth)
     assert finished.status_code == 409
     assert finished.json()["error"]["code"] == "TASK_FINISHED"
+
+
+def test_the_filter_field_is_kept_shown_and_used(make_api, mp4_bytes):
+    api = make_api(x264_preset="ultrafast", filter="bicubic")
+    auth = api.key()
+    default = submitted(api, auth, mp4_bytes())["task_id"]
+    chosen = submitted(api, auth, mp4_bytes(), data={"filter": "detail"})["task_id"]
+    assert api.get(f"{UPSCALE}/{default}", auth).json()["data"]["filter"] == "bicubic"
+    assert api.get(f"{UPSCALE}/{chosen}", auth).json()["data"]["filter"] == "detail"
+    run_next(api)
+    run_next(api)
+    for task_id in (default, chosen):
+        assert api.get(f"{UPSCALE}/{task_id}", auth).json()["data"]["status"] == "COMPLETED"
+
+
+def test_detail_needs_the_native_kernel(make_api, mp4_bytes):
+    api = make_api(kernel="numba")
+    response = submit(api, api.key(), mp4_bytes(), data={"filter": "detail"})
+    assert response.status_code == 422, response.text
+    assert [d["field"] for d in response.json()["error"]["details"]] == ["filter"]
 
 
 def test_delete_is_refused_while_a_task_may_still_produce_a_result(api, alice, mp4_bytes):

@@ -21,7 +21,8 @@ from service.domain.kinds import task_kind
 from service.domain.models import Task, WebhookTarget
 from service.domain.tasks import CANCELED, cancel, new_task, submit
 from service.domain.webhook_signing import SECRET_PREFIX, verify
-from service.domain.webhooks import TargetRefused, check_addresses, is_public_address
+from service.domain.webhooks import TargetRefused, check_addresses
+from service.outbound import is_public_address
 from service.workers.webhook_client import HttpTransport
 from service.workers.webhooks import WebhookSender
 
@@ -162,24 +163,25 @@ def test_a_redirect_or_an_error_answer_is_a_failed_delivery(hooks, receiver, sta
 
 
 @pytest.mark.parametrize(
-    ("scheme", "message"),
+    ("host", "scheme", "message"),
     [
-        ("https", "localhost resolves to"),  # 127.0.0.1 or ::1, whichever comes first
-        ("http", "The webhook URL is refused: it must be an https URL"),
+        # A name that resolves to loopback (FixedDns), refused on its resolved address.
+        ("hooks.example.test", "https", "hooks.example.test resolves to 127.0.0.1, which is"),
+        # A loopback name, refused before any lookup (a URL stored before the rule was).
+        ("localhost", "https", "it names a host that leads only to this machine"),
+        ("hooks.example.test", "http", "The webhook URL is refused: it must be an https URL"),
     ],
 )
 def test_private_targets_are_refused_unless_allowed(
-    make_api, receiver, upscale_facts, scheme, message
+    make_api, receiver, upscale_facts, host, scheme, message
 ):
     hooks = Hooks(make_api(webhook_allow_private=False), upscale_facts)
     owner_id, _ = hooks.owner()
-    task = hooks.final_task(owner_id, receiver.url(host="localhost", scheme=scheme))
-    hooks.send()
+    task = hooks.final_task(owner_id, receiver.url(host=host, scheme=scheme))
+    hooks.send(FixedDns())
     outcome = hooks.task(task.task_id).webhook_outcome
     assert (outcome.delivered, outcome.status_code) == (False, None)
     assert message in outcome.error
-    if scheme == "https":
-        assert "which is not a public address" in outcome.error
     assert receiver.requests == []
     assert hooks.task(task.task_id).status == CANCELED
 

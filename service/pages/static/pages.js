@@ -18,6 +18,10 @@
     session_stopped: "The session has stopped.",
     link_gone: "This link is no longer active.",
     link_unknown: "This link does not exist.",
+    idle: "The conversation ended after a long silence.",
+    too_many_sockets: "Too many conversations are open from your network; close one and reload.",
+    route_full: "Too many people are talking on this link right now; try again later.",
+    frame_too_large: "The page sent more than a conversation takes at once.",
   };
   const maxChars = Number(root.dataset.maxChars);
   const byId = (id) => document.getElementById(id);

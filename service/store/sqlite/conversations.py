@@ -67,10 +67,13 @@ def _close(
 
 
 def _keep_alive(conn: sqlite3.Connection, conversation_ids: list[str], now_ms: int) -> None:
+    stamps = [(now_ms, conversation_id) for conversation_id in conversation_ids]
     conn.executemany(
         "UPDATE conversations SET alive_ms = ? WHERE conversation_id = ? AND ended_ms IS NULL",
-        [(now_ms, conversation_id) for conversation_id in conversation_ids],
+        stamps,
     )
+    # A socket's hold is named by its conversation's id (see service.store.sqlite.sockets).
+    conn.executemany("UPDATE socket_holds SET alive_ms = ? WHERE socket_id = ?", stamps)
 
 
 def _delete(conn: sqlite3.Connection, owner_id: str, conversation_id: str, now_ms: int):

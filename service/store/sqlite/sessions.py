@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from service.domain.models import Session, UsageRecord, UsageTotals
+from service.domain.models import Session, UsageFilter, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
 from service.store.rows import SESSION_FIELDS, USAGE_COLUMNS, session_of, session_values
 from service.store.sqlite.base import SqliteBase, after_clause
@@ -36,9 +36,9 @@ def _mark_ready(conn: sqlite3.Connection, session_id: str, ready_ms: int) -> boo
 def insert_usage(conn: sqlite3.Connection, u: UsageRecord) -> None:
     conn.execute(
         "INSERT INTO usage_records (usage_id, owner_id, kind, ref_id, started_ms, ended_ms,"
-        " seconds, billable_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " seconds, billable_seconds, route_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (u.usage_id, u.owner_id, u.kind, u.ref_id, u.started_ms, u.ended_ms, u.seconds,
-         u.billable_seconds),
+         u.billable_seconds, u.route_id),
     )  # fmt: skip
 
 
@@ -110,20 +110,19 @@ class SessionsMixin(SqliteBase):
         return self._all(sql, (created_before_ms, limit), session_of)
 
     async def list_usage(
-        self, owner_id: str, since_ms: int, until_ms: int, page: PageRequest
+        self, owner_id: str, which: UsageFilter, page: PageRequest
     ) -> list[UsageRecord]:
-        cond, params = after_clause(page, "ended_ms", "usage_id")
-        sql = (
-            f"SELECT {_USAGE} WHERE owner_id = ? AND ended_ms >= ? AND ended_ms < ?{cond}"
-            " ORDER BY ended_ms DESC, usage_id DESC LIMIT ?"
-        )
-        return self._all(sql, [owner_id, since_ms, until_ms, *params, page.limit + 1], _usage)
+        where, params = _usage_where(owner_id, which)
+        cond, after = after_clause(page, "ended_ms", "usage_id")
+        sql = f"SELECT {_USAGE} WHERE {where}{cond} ORDER BY ended_ms DESC, usage_id DESC LIMIT ?"
+        return self._all(sql, [*params, *after, page.limit + 1], _usage)
 
-    async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals:
+    async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals:
+        where, params = _usage_where(owner_id, which)
         rows = self._reader.execute(
             "SELECT kind, sum(seconds), sum(billable_seconds) FROM usage_records"
-            " WHERE owner_id = ? AND ended_ms >= ? AND ended_ms < ? GROUP BY kind",
-            (owner_id, since_ms, until_ms),
+            f" WHERE {where} GROUP BY kind",
+            params,
         ).fetchall()
         by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
         return UsageTotals(
@@ -131,3 +130,16 @@ class SessionsMixin(SqliteBase):
             session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
             upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
         )
+
+
+def _usage_where(owner_id: str, which: UsageFilter) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of the owner's records `which` selects."""
+    where = "owner_id = ? AND ended_ms >= ? AND ended_ms < ?"
+    params: list = [owner_id, which.since_ms, which.until_ms]
+    if which.kind is not None:
+        where += " AND kind = ?"
+        params.append(which.kind)
+    if which.route_id is not None:
+        where += " AND route_id = ?"
+        params.append(which.route_id)
+    return where, params

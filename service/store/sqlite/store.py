@@ -6,11 +6,18 @@ from service.store.sqlite.accounts import AccountsMixin
 from service.store.sqlite.catalog import CatalogMixin
 from service.store.sqlite.conversations import ConversationsMixin
 from service.store.sqlite.sessions import SessionsMixin
+from service.store.sqlite.sockets import SocketHoldsMixin
 from service.store.sqlite.tasks import TasksMixin
 from service.store.sqlite.webhooks import WebhooksMixin
 
 
 class SqliteStore(
-    AccountsMixin, CatalogMixin, SessionsMixin, ConversationsMixin, TasksMixin, WebhooksMixin
+    AccountsMixin,
+    CatalogMixin,
+    SessionsMixin,
+    ConversationsMixin,
+    SocketHoldsMixin,
+    TasksMixin,
+    WebhooksMixin,
 ):
     """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""

@@ -11,20 +11,31 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from service.domain import generation, upscale
 from service.domain.context import Context
+from service.domain.generation_status import generation_state
 from service.domain.models import Task
+from service.domain.upscale.status import upscale_state
 from service.links import authority
-from service.schemas.generation import generation_status
-from service.schemas.upscale import upscale_status
+from service.schemas.generation import GenerationStatus, GenerationStatusEnvelope
+from service.schemas.upscale import UpscaleTask, UpscaleTaskEnvelope
 from service.settings import Settings
 
 # (ctx, task, base_url) -> what the kind's status endpoint would answer now.
 WebhookBody = Callable[[Context, Task, str], Awaitable[msgspec.Struct]]
 
 
-# kind -> the kind's status view (an envelope {"data": ...}), the one place that says which
-# view renders each kind's webhook.
-BODIES: dict[str, WebhookBody] = {"upscale": upscale_status, "avatar_generation": generation_status}
+async def _upscale(ctx: Context, task: Task, base_url: str) -> UpscaleTaskEnvelope:
+    return UpscaleTaskEnvelope(UpscaleTask.of(await upscale_state(ctx, task), base_url))
+
+
+async def _generation(ctx: Context, task: Task, base_url: str) -> GenerationStatusEnvelope:
+    state = await generation_state(ctx, task)
+    return GenerationStatusEnvelope(GenerationStatus.of(state, base_url))
+
+
+# kind -> the kind's status view (an envelope {"data": ...}).
+BODIES: dict[str, WebhookBody] = {upscale.KIND: _upscale, generation.KIND: _generation}
 
 
 async def webhook_body(ctx: Context, task: Task, fallback_base: str) -> bytes:
