@@ -268,6 +268,11 @@ class S3FileStore:
         os.close(fd)
         return Path(name)
 
+    def free_bytes(self) -> None:
+        """None: a bucket has no free-space bound to keep (what an upload spools on this
+        machine is written part by part and never held whole, see `S3Writer`)."""
+        return None
+
     async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
         return await asyncio.to_thread(self._stale, prefix, older_than_ms)
 

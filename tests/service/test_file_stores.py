@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tracemalloc
 from urllib.parse import parse_qs, urlsplit
 
@@ -156,3 +157,14 @@ def test_presigned_links_serve_the_blob_and_expire_in_time(files):
     answer = httpx.get(link, headers={"Range": "bytes=2-4"})
     assert (answer.status_code, answer.content) == (206, b"234")
     assert files.direct_link("results/tsk_g/output.mp4", expires_ms=5_900, now_ms=5_000) is None
+
+
+def test_only_a_disk_bounds_the_room_for_new_blobs(files, tmp_path):
+    """The data dir answers its file system's free space (the 507 guard of uploads counts
+    it); a bucket has no such bound and answers None, so that guard never refuses for it."""
+    free = files.free_bytes()
+    if isinstance(files, LocalFileStore):
+        disk = shutil.disk_usage(tmp_path).free
+        assert free > 0 and abs(free - disk) < 64 * 1024 * 1024  # others write meanwhile
+    else:
+        assert free is None

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from service.domain.models import Agent, Avatar, Owner, Route, SocketHold, UsageFilter
+from service.domain.models import Agent, Avatar, Owner, Route, UsageFilter
 from service.domain.pagination import PageRequest
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
@@ -311,32 +311,3 @@ def test_avatars_are_read_in_one_call_however_many(open_store):
             await store.close()
 
     run(scenario())
-
-
-def test_socket_holds_count_live_places_and_free_them(tmp_path):
-    async def scenario() -> list:
-        store = SqliteStore(tmp_path / "a.db", 0)
-        try:
-
-            async def hold(socket_id: str, client: str, route_id: str | None, at_ms: int):
-                place = SocketHold(socket_id, client, route_id, at_ms)
-                return await store.hold_socket(place, 2, 3, live_since_ms=at_ms - 60_000)
-
-            seen = [await hold("s1", "a", "rt_1", 0), await hold("s2", "a", None, 0)]
-            seen.append(await hold("s3", "a", "rt_2", 0))  # the client's cap, on any route
-            seen += [await hold("s4", "b", "rt_1", 0), await hold("s5", "c", "rt_1", 0)]
-            seen.append(await hold("s6", "d", "rt_1", 0))  # the route's cap
-            await store.release_socket("s1")
-            seen.append(await hold("s7", "a", "rt_2", 0))  # a released place is free
-            await store.keep_alive(["s7"], 90_000)
-            # Places not stamped for a minute belong to a dead worker: they no longer count.
-            seen.append(await hold("s8", "a", "rt_1", 90_000))
-            seen.append(await hold("s9", "a", "rt_1", 90_000))
-            seen.append(await store.drop_quiet_sockets(30_000))
-            return seen
-        finally:
-            await store.close()
-
-    assert run(scenario()) == [
-        None, None, "client", None, None, "route", None, None, "client", 3
-    ]  # fmt: skip

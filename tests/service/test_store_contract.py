@@ -19,6 +19,8 @@ from service.domain.models import (
     Message,
     Owner,
     Session,
+    SocketHold,
+    UsageFilter,
     UsageRecord,
     WebhookOutcome,
     WebhookTarget,
@@ -165,7 +167,7 @@ def test_a_final_status_writes_its_delivery_and_usage_and_each_delivery_is_claim
             assert await opened[0].release_delivery_claims() == 2
             again = await opened[2].claim_delivery(5600, 7000)
             assert (again.task_id, again.attempts) == ("tsk_001", 2)
-            totals = await opened[3].usage_totals("own_1", 0, 10_000)
+            totals = await opened[3].usage_totals("own_1", UsageFilter(0, 10_000))
             assert totals.upscale_billable_seconds == 6.0
             stored = await opened[2].get_task("tsk_000")
             assert stored.webhook_outcome == WebhookOutcome(True, 5100, 200)
@@ -177,7 +179,8 @@ def test_a_final_status_writes_its_delivery_and_usage_and_each_delivery_is_claim
 
 def test_a_session_and_its_conversation_close_once(open_store):
     def usage(kind: str, ref: str, n: int) -> UsageRecord:
-        return UsageRecord(f"use_{kind}_{n}", "own_1", kind, ref, 0, 1000, 1.0, 1.0)
+        route_id = "rt_1" if kind == "route_conversation" else None
+        return UsageRecord(f"use_{kind}_{n}", "own_1", kind, ref, 0, 1000, 1.0, 1.0, route_id)
 
     async def scenario():
         opened = await stores(open_store, CLAIMERS)
@@ -202,7 +205,7 @@ def test_a_session_and_its_conversation_close_once(open_store):
                   for n, s in enumerate(opened))
             )  # fmt: skip
             assert sorted(closed) == sorted(stopped) == [False] * (len(opened) - 1) + [True]
-            records = await opened[3].list_usage("own_1", 0, 10_000, PageRequest(limit=10))
+            records = await opened[3].list_usage("own_1", UsageFilter(0, 10_000), PageRequest(10))
             assert sorted(r.kind for r in records) == ["route_conversation", "session"]
             assert await opened[0].list_open_sessions("own_1", PageRequest(limit=5), now_ms=5) == []
             deleted = await opened[1].delete_conversation("own_1", "cnv_1", 2000)
@@ -240,3 +243,99 @@ def test_changes_wake_the_waiters_and_move_the_live_mark_of_another_store(open_s
             await close([watcher, writer])
 
     run(scenario())
+
+
+def test_usage_is_read_by_window_kind_and_route(open_store):
+    records = [
+        UsageRecord("u1", "own_1", "route_conversation", "cnv_1", 0, 1000, 1.0, 1.0, "rt_1"),
+        UsageRecord("u2", "own_1", "route_conversation", "cnv_2", 0, 2000, 2.0, 2.0, "rt_2"),
+        UsageRecord("u3", "own_1", "session", "ses_1", 0, 3000, 4.0, 4.0),
+        UsageRecord("u4", "own_1", "upscale", "tsk_1", 0, 4000, 8.0, 3.5),
+        UsageRecord("u5", "own_1", "session", "ses_2", 0, 9000, 16.0, 16.0),  # outside
+    ]
+
+    async def scenario():
+        [store] = await stores(open_store, 1)
+        try:
+            for record in records:
+                await store.add_usage(record)
+
+            async def read(which: UsageFilter):
+                found = await store.list_usage("own_1", which, PageRequest(10))
+                return [r.usage_id for r in found], await store.usage_totals("own_1", which)
+
+            ids, totals = await read(UsageFilter(0, 5000))
+            assert ids == ["u4", "u3", "u2", "u1"]  # newest first
+            assert (totals.route_conversation_seconds, totals.session_seconds) == (3.0, 4.0)
+            assert totals.upscale_billable_seconds == 3.5
+            ids, totals = await read(UsageFilter(0, 5000, route_id="rt_2"))
+            assert (ids, totals.route_conversation_seconds, totals.session_seconds) == (
+                ["u2"], 2.0, 0.0,
+            )  # fmt: skip
+            ids, totals = await read(UsageFilter(0, 10_000, kind="session"))
+            assert (ids, totals.session_seconds, totals.route_conversation_seconds) == (
+                ["u5", "u3"], 20.0, 0.0,
+            )  # fmt: skip
+        finally:
+            await close([store])
+
+    run(scenario())
+
+
+def test_socket_holds_count_live_places_and_free_them(open_store):
+    async def scenario() -> list:
+        [store] = await stores(open_store, 1)
+        try:
+
+            async def hold(socket_id: str, client: str, route_id: str | None, at_ms: int):
+                place = SocketHold(socket_id, client, route_id, at_ms)
+                return await store.hold_socket(place, 2, 3, live_since_ms=at_ms - 60_000)
+
+            seen = [await hold("s1", "a", "rt_1", 0), await hold("s2", "a", None, 0)]
+            seen.append(await hold("s3", "a", "rt_2", 0))  # the client's cap, on any route
+            seen += [await hold("s4", "b", "rt_1", 0), await hold("s5", "c", "rt_1", 0)]
+            seen.append(await hold("s6", "d", "rt_1", 0))  # the route's cap
+            await store.release_socket("s1")
+            seen.append(await hold("s7", "a", "rt_2", 0))  # a released place is free
+            await store.keep_alive(["s7"], 90_000)  # a hold unkept as a conversation, stamped
+            # Places not stamped for a minute belong to a dead worker: they no longer count.
+            seen.append(await hold("s8", "a", "rt_1", 90_000))
+            seen.append(await hold("s9", "a", "rt_1", 90_000))
+            seen.append(await store.drop_quiet_sockets(30_000))
+            return seen
+        finally:
+            await close([store])
+
+    assert run(scenario()) == [
+        None, None, "client", None, None, "route", None, None, "client", 3
+    ]  # fmt: skip
+
+
+def test_holds_racing_for_the_last_places_take_each_place_once(open_store):
+    """Every store (a worker, or a node) asks for places at once: a cap is never exceeded,
+    and every place below it is taken."""
+
+    async def ask(store, n: int, client: str, route_id: str):
+        hold = SocketHold(f"s_{client}_{route_id}_{n}", client, route_id, 1000)
+        return await store.hold_socket(hold, 3, 5, live_since_ms=0)
+
+    async def scenario():
+        opened = await stores(open_store, CLAIMERS)
+        try:
+            # One client on many routes: its cap (3) binds.
+            by_client = await asyncio.gather(
+                *(ask(store, n, "a", f"rt_{n}_{m}") for n, store in enumerate(opened)
+                  for m in range(3))
+            )  # fmt: skip
+            # Many clients on one route: the route's cap (5) binds.
+            by_route = await asyncio.gather(
+                *(ask(store, n, f"c_{n}_{m}", "rt_x") for n, store in enumerate(opened)
+                  for m in range(3))
+            )  # fmt: skip
+            return sorted(map(str, by_client)), sorted(map(str, by_route))
+        finally:
+            await close(opened)
+
+    by_client, by_route = run(scenario())
+    assert by_client == ["None"] * 3 + ["client"] * 9
+    assert by_route == ["None"] * 5 + ["route"] * 7

@@ -73,6 +73,11 @@ async def _keep_alive(conn: Conn, conversation_ids: list[str], now_ms: int) -> N
         " AND ended_ms IS NULL",
         (now_ms, conversation_ids),
     )
+    # A socket's hold is named by its conversation's id (see service.store.postgres.sockets).
+    await conn.execute(
+        "UPDATE socket_holds SET alive_ms = %s WHERE socket_id = ANY(%s)",
+        (now_ms, conversation_ids),
+    )
 
 
 async def _delete(conn: Conn, owner_id: str, conversation_id: str, now_ms: int):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.domain.models import Session, UsageRecord, UsageTotals
+from service.domain.models import Session, UsageFilter, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
 from service.store.postgres.base import Conn, PostgresBase, after_clause, announce
 from service.store.rows import SESSION_FIELDS, USAGE_COLUMNS, session_of, session_values
@@ -36,9 +36,10 @@ async def _mark_ready(conn: Conn, session_id: str, ready_ms: int) -> bool:
 
 async def insert_usage(conn: Conn, u: UsageRecord) -> None:
     await conn.execute(
-        f"INSERT INTO usage_records ({USAGE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        f"INSERT INTO usage_records ({USAGE_COLUMNS})"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (u.usage_id, u.owner_id, u.kind, u.ref_id, u.started_ms, u.ended_ms, u.seconds,
-         u.billable_seconds),
+         u.billable_seconds, u.route_id),
     )  # fmt: skip
 
 
@@ -112,21 +113,19 @@ class SessionsMixin(PostgresBase):
         return await self._all(sql, (created_before_ms, limit), session_of)
 
     async def list_usage(
-        self, owner_id: str, since_ms: int, until_ms: int, page: PageRequest
+        self, owner_id: str, which: UsageFilter, page: PageRequest
     ) -> list[UsageRecord]:
-        cond, params = after_clause(page, "ended_ms", "usage_id")
-        sql = (
-            f"SELECT {_USAGE} WHERE owner_id = %s AND ended_ms >= %s AND ended_ms < %s{cond}"
-            " ORDER BY ended_ms DESC, usage_id DESC LIMIT %s"
-        )
-        params = [owner_id, since_ms, until_ms, *params, page.limit + 1]
-        return await self._all(sql, params, _usage)
+        where, params = _usage_where(owner_id, which)
+        cond, after = after_clause(page, "ended_ms", "usage_id")
+        sql = f"SELECT {_USAGE} WHERE {where}{cond} ORDER BY ended_ms DESC, usage_id DESC LIMIT %s"
+        return await self._all(sql, [*params, *after, page.limit + 1], _usage)
 
-    async def usage_totals(self, owner_id: str, since_ms: int, until_ms: int) -> UsageTotals:
+    async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals:
+        where, params = _usage_where(owner_id, which)
         rows = await self._all(
             "SELECT kind, sum(seconds), sum(billable_seconds) FROM usage_records"
-            " WHERE owner_id = %s AND ended_ms >= %s AND ended_ms < %s GROUP BY kind",
-            (owner_id, since_ms, until_ms),
+            f" WHERE {where} GROUP BY kind",
+            params,
             tuple,
         )
         by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
@@ -135,3 +134,16 @@ class SessionsMixin(PostgresBase):
             session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
             upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
         )
+
+
+def _usage_where(owner_id: str, which: UsageFilter) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of the owner's records `which` selects."""
+    where = "owner_id = %s AND ended_ms >= %s AND ended_ms < %s"
+    params: list = [owner_id, which.since_ms, which.until_ms]
+    if which.kind is not None:
+        where += " AND kind = %s"
+        params.append(which.kind)
+    if which.route_id is not None:
+        where += " AND route_id = %s"
+        params.append(which.route_id)
+    return where, params

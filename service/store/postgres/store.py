@@ -18,6 +18,7 @@ from service.store.postgres.connection import (
 from service.store.postgres.conversations import ConversationsMixin
 from service.store.postgres.driver import psycopg
 from service.store.postgres.sessions import SessionsMixin
+from service.store.postgres.sockets import SocketHoldsMixin
 from service.store.postgres.tasks import TasksMixin
 from service.store.postgres.webhooks import WebhooksMixin
 
@@ -25,7 +26,13 @@ _SIGNING_KEY = "signing"
 
 
 class PostgresStore(
-    AccountsMixin, CatalogMixin, SessionsMixin, ConversationsMixin, TasksMixin, WebhooksMixin
+    AccountsMixin,
+    CatalogMixin,
+    SessionsMixin,
+    ConversationsMixin,
+    SocketHoldsMixin,
+    TasksMixin,
+    WebhooksMixin,
 ):
     """Made by `open_postgres`; `clock` is the database's clock (see clock.py)."""
 
