@@ -2,9 +2,10 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from engine.errors import Canceled, EngineError, InvalidVideo, TargetNotLarger
+from engine.errors import Canceled, EngineError, InvalidAudio, InvalidVideo, TargetNotLarger
 from engine.fit import RESOLUTIONS, fit_box
 from engine.resample import FILTERS, KERNELS, Filter, Kernel, kernel_info, resample
+from engine.video.audio import DecodedAudio, decode_audio, wav_bytes
 from engine.video.pipeline import MAX_CRF, X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
 
@@ -20,8 +21,10 @@ __all__ = [
     "RESOLUTIONS",
     "X264_PRESETS",
     "Canceled",
+    "DecodedAudio",
     "EngineError",
     "Filter",
+    "InvalidAudio",
     "InvalidVideo",
     "Kernel",
     "Preset",
@@ -29,10 +32,12 @@ __all__ = [
     "UpscaleResult",
     "VideoInfo",
     "__version__",
+    "decode_audio",
     "fit_box",
     "kernel_info",
     "plan",
     "probe",
     "resample",
     "upscale",
+    "wav_bytes",
 ]

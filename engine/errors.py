@@ -28,3 +28,13 @@ class InvalidVideo(EngineError):
 
 class Canceled(EngineError):
     """The caller's cancel event was set; the work stopped and left no output."""
+
+
+class InvalidAudio(EngineError):
+    """Audio that cannot be used: `reason` is a stable identifier (``"undecodable"``,
+    ``"no_audio"``, ``"empty"``, ``"duration"``) and `message` a sentence saying what is wrong."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message

@@ -26,8 +26,10 @@ from service.api.pages import PagesController
 from service.api.responses import JsonResponse
 from service.api.routes import AgentRoutesController, RoutesController
 from service.api.sessions import SessionsController
+from service.api.speech import speech_file, speech_router
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
+from service.api.voice import voice_router, voice_sample
 from service.api.webhooks import WebhooksController
 from service.clock import Clock
 from service.domain.live import LiveConversations
@@ -71,6 +73,8 @@ def _api_router(settings: Settings) -> Router:
             get_usage,
             WebhooksController,
             upscale_router(settings),
+            voice_router(),
+            speech_router(),
         ],
         security=[{"BearerAuth": []}],
     )
@@ -117,6 +121,8 @@ def create_app(
             healthz,
             avatar_png,
             result_file,
+            voice_sample,
+            speech_file,
             PagesController,
             route_socket,
             session_socket,

@@ -16,6 +16,7 @@ from service.clock import Clock, SystemClock
 from service.domain.context import Context
 from service.domain.files import FileStore
 from service.domain.store import Store
+from service.generators.speech_engines import open_speech
 from service.responders import Responders
 from service.settings import Settings
 from service.store.errors import DatabaseUnavailable
@@ -99,6 +100,7 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
     the database or the bucket cannot."""
     async with AsyncExitStack() as closing:
         store, clock, key = await _open_store(settings, clock, closing)
+        speech = await closing.enter_async_context(open_speech(settings))
         ctx = Context(
             settings=settings,
             store=store,
@@ -106,6 +108,7 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
             clock=clock,
             signing_key=key,
             responders=Responders(settings),
+            speech=speech,
         )
         closing.push_async_callback(ctx.responders.aclose)
         closing.push_async_callback(ctx.drain)

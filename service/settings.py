@@ -159,6 +159,19 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(name for name in ROLES if name in names)  # in a fixed order, once each
 
 
+def _word(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()
+
+
+def _voices(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise ValueError("must name at least one voice (comma-separated)")
+    return names
+
+
 def _host(text: str) -> str:
     if not text.strip():
         raise ValueError("must be a host name or address such as 127.0.0.1 or 0.0.0.0")
@@ -318,6 +331,35 @@ class Settings:
     )
     llm_default_model: str | None = field(
         default=None, metadata=_option(_optional, "model asked when an agent or session names none")
+    )
+    # Read by the speech engines (built-in eSpeak NG and PocketSphinx when unset).
+    tts_base_url: str | None = field(
+        default=None,
+        metadata=_option(_base_url, "OpenAI-compatible API for text to speech (/audio/speech)"),
+    )
+    tts_api_key: str | None = field(
+        default=None, metadata=_option(_optional, "bearer key of AVATAR_TTS_BASE_URL")
+    )
+    tts_model: str = field(
+        default="tts-1", metadata=_option(_word, "model asked of AVATAR_TTS_BASE_URL")
+    )
+    tts_voices: tuple[str, ...] = field(
+        default=("alloy",),
+        metadata=_option(
+            _voices, "AVATAR_TTS_BASE_URL's voices offered as premade profiles, comma-separated"
+        ),
+    )
+    stt_base_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _base_url, "OpenAI-compatible API for speech to text (/audio/transcriptions)"
+        ),
+    )
+    stt_api_key: str | None = field(
+        default=None, metadata=_option(_optional, "bearer key of AVATAR_STT_BASE_URL")
+    )
+    stt_model: str = field(
+        default="whisper-1", metadata=_option(_word, "model asked of AVATAR_STT_BASE_URL")
     )
     # Internal timings (tests shorten them).
     key_cache_ttl_s: float = field(

@@ -1,10 +1,17 @@
 """The conversation sockets /r/{route_id}/ws and /i/{session_id}/ws: JSON frames both ways.
 
-Visitor -> service: {"type": "message", "text"} (1..4,000 characters) and {"type": "ping"}.
+Visitor -> service: {"type": "message", "text"} (1..4,000 characters) and {"type": "ping"}; and
+voice: {"type": "listen", "sample_rate": 16000}, binary frames of 16-bit mono PCM, then
+{"type": "listen_end"} (at most 30 s), answered with {"type": "transcript", "text"} and then as
+if the text had been typed.
 Service -> visitor: {"type": "state", "state": connecting|ready|ended, "reason"?}, the agent's
 greeting and each reply as {"type": "message", "id", "role": "assistant", "text"} (a reply's
 text first streamed as {"type": "delta", "id", "text"} frames), {"type": "pong"}, and
-{"type": "error", "message"} for anything that cannot be taken (the conversation goes on).
+{"type": "error", "message"} for anything that cannot be taken (the conversation goes on). On a
+socket opened with `?speech=1` (the pages' own) each agent message is also spoken, sentence by
+sentence as its text arrives: {"type": "speech",
+"message_id", "seq", "sample_rate", "visemes"} followed by one binary frame of the sentence's
+16-bit little-endian mono PCM (`service.domain.voice_turns`).
 
 No socket opens for a link that admits nobody. A socket past a cap (`service.domain.socket_caps`)
 opens only to get `state: ended` with the reason and close 1013; a frame over MAX_FRAME_BYTES
@@ -21,22 +28,27 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from service.api.proxies import client_address
-from service.domain import conversations, socket_caps, turns
+from service.domain import conversations, socket_caps, turns, voices
 from service.domain.context import Context
 from service.domain.conversations import Setup
-from service.domain.errors import ValidationFailed
+from service.domain.errors import UpstreamError, ValidationFailed
 from service.domain.live import LiveConversations
 from service.domain.socket_caps import ROUTE_FULL, TOO_MANY_SOCKETS
 from service.domain.turns import AgentMessage, Live, ReplyDelta
+from service.domain.voice_turns import Speaker, SpokenSentence, Utterance
 from service.responders import ResponderError
 from service.schemas.live import (
     ClientFrame,
     DeltaFrame,
     ErrorFrame,
+    ListenEnd,
+    ListenStart,
     MessageFrame,
     Ping,
     PongFrame,
+    SpeechFrame,
     StateFrame,
+    TranscriptFrame,
     VisitorMessage,
 )
 
@@ -60,18 +72,22 @@ _decode = msgspec.json.Decoder(ClientFrame).decode
 
 
 @websocket("/r/{route_id:str}/ws")
-async def route_socket(socket: WebSocket, route_id: str) -> None:
+async def route_socket(socket: WebSocket, route_id: str, speech: bool = False) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await conversations.admit_route(ctx, route_id))
+    await _converse(ctx, socket, await conversations.admit_route(ctx, route_id), speech)
 
 
 @websocket("/i/{session_id:str}/ws")
-async def session_socket(socket: WebSocket, session_id: str, token: str | None = None) -> None:
+async def session_socket(
+    socket: WebSocket, session_id: str, token: str | None = None, speech: bool = False
+) -> None:
     ctx = socket.app.state["ctx"]
-    await _converse(ctx, socket, await conversations.admit_session(ctx, session_id, token))
+    setup = await conversations.admit_session(ctx, session_id, token)
+    await _converse(ctx, socket, setup, speech)
 
 
-async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> None:
+async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None, speech: bool) -> None:
+    """`speech`: the visitor asked (`?speech=1`) for each agent message spoken as well."""
     if setup is None:
         await socket.receive()  # the handshake, refused: nothing opens for this link
         await socket.close(code=4404, reason="this link admits no conversation")
@@ -85,17 +101,17 @@ async def _converse(ctx: Context, socket: WebSocket, setup: Setup | None) -> Non
             await _farewell(socket, refused)
             return
         try:
-            await _converse_on(ctx, socket, watch, live)
+            await _converse_on(ctx, socket, watch, live, speech)
         finally:
             await socket_caps.release(ctx, live)
 
 
 async def _converse_on(
-    ctx: Context, socket: WebSocket, watch: LiveConversations, live: Live
+    ctx: Context, socket: WebSocket, watch: LiveConversations, live: Live, speech: bool
 ) -> None:
     await socket.accept()
     await turns.open_conversation(ctx, live)
-    conversation = _Conversation(ctx, socket, live)
+    conversation = _Conversation(ctx, socket, live, speech)
     reason = "closed"
     try:
         await watch.watch(live, conversation.end)
@@ -109,10 +125,13 @@ class _Conversation:
     """One socket's conversation: a reader task queues the visitor's frames, the main loop
     answers them in order, and `end` (from the watch) interrupts both."""
 
-    def __init__(self, ctx: Context, socket: WebSocket, live: Live) -> None:
-        self._ctx, self._socket, self._live = ctx, socket, live
-        self._inbox: asyncio.Queue[str] = asyncio.Queue()
+    def __init__(self, ctx: Context, socket: WebSocket, live: Live, speech: bool) -> None:
+        self._ctx, self._socket, self._live, self._speech = ctx, socket, live, speech
+        # Decoded frames (or why one cannot be taken), and finished utterances, in order.
+        self._inbox: asyncio.Queue[VisitorMessage | Ping | Utterance | str] = asyncio.Queue()
         self._ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._speaker: Speaker | None = None  # when the visitor asked for speech
+        self._utterance: Utterance | None = None  # the visitor's voice being received
 
     def end(self, reason: str) -> None:
         if not self._ended.done():
@@ -124,9 +143,9 @@ class _Conversation:
         try:
             await self._until_ended(self._open())
             while not self._ended.done():
-                text = await self._until_ended(self._inbox.get())
-                if text is not None:
-                    await self._until_ended(self._answer(text))
+                frame = await self._until_ended(self._inbox.get())
+                if frame is not None:
+                    await self._until_ended(self._answer(frame))
         except WebSocketDisconnect:
             self.end("closed")
         finally:
@@ -159,40 +178,88 @@ class _Conversation:
                 if _too_large(text if text is not None else data or b""):
                     self.end(FRAME_TOO_LARGE)
                     return
-                if text is None:
-                    await self._send(ErrorFrame(message="This socket takes text frames."))
-                elif self._inbox.qsize() >= MAX_WAITING:
-                    await self._send(ErrorFrame(message="Wait for the reply before sending more."))
-                else:
-                    self._inbox.put_nowait(text)
+                await self._take(text, data)
         except WebSocketDisconnect:
             pass
         self.end("closed")
+
+    async def _take(self, text: str | None, data: bytes | None) -> None:
+        """A frame as it arrives: voice is gathered here (so it is never held up behind a
+        reply); everything else waits its turn in the inbox."""
+        frame = _frame(text) if text is not None else data or b""
+        try:
+            if isinstance(frame, bytes):
+                if self._utterance is None:
+                    raise ValidationFailed('Send {"type": "listen"} before the voice.')
+                self._utterance.add(frame)
+            elif isinstance(frame, ListenStart):
+                self._utterance = Utterance(frame.sample_rate)
+            elif self._inbox.qsize() >= MAX_WAITING:
+                await self._send(ErrorFrame(message="Wait for the reply before sending more."))
+            elif isinstance(frame, ListenEnd):
+                if self._utterance is None:
+                    raise ValidationFailed('Send {"type": "listen"} and the voice first.')
+                self._inbox.put_nowait(self._utterance)
+                self._utterance = None
+            else:
+                self._inbox.put_nowait(frame)
+        except ValidationFailed as exc:
+            self._utterance = None
+            await self._send(ErrorFrame(message=str(exc)))
 
     async def _open(self) -> None:
         if self._live.setup.session_id is not None:
             await self._send(StateFrame(state="connecting"))
             while await conversations.session_state(self._ctx, self._live.setup) != "ready":
                 await asyncio.sleep(WARM_UP_POLL_S)
+        if self._speech:
+            setup = self._live.setup
+            voice = await voices.voice_for(self._ctx, setup.owner_id, setup.voice_id)
+            self._speaker = Speaker(self._ctx, voice)
         await self._send(StateFrame(state="ready"))
         if greeting := await turns.greet(self._ctx, self._live):
-            await self._send(_agent_frame(greeting))
+            await self._relay(_one(greeting))
 
-    async def _answer(self, raw: str) -> None:
-        frame = _frame(raw)
+    async def _answer(self, frame: VisitorMessage | Ping | Utterance | str) -> None:
         if isinstance(frame, str):
             await self._send(ErrorFrame(message=frame))
         elif isinstance(frame, Ping):
             await self._send(PongFrame())
         else:
             try:
-                async for said in turns.take_turn(self._ctx, self._live, frame.text):
-                    await self._send(_agent_frame(said))
-            except (ValidationFailed, ResponderError) as exc:
+                # A typed message is checked by the turn; an utterance that held no words
+                # was answered already (by _heard).
+                text = frame.text if isinstance(frame, VisitorMessage) else await self._heard(frame)
+                if isinstance(frame, VisitorMessage) or text:
+                    await self._relay(turns.take_turn(self._ctx, self._live, text))
+            except (ValidationFailed, ResponderError, UpstreamError) as exc:
                 await self._send(ErrorFrame(message=str(exc)))
+
+    async def _heard(self, utterance: Utterance) -> str:
+        text = await utterance.transcribe(self._ctx)
+        await self._send(TranscriptFrame(text=text))
+        if not text:
+            await self._send(ErrorFrame(message="Nothing was heard; please try again."))
+        return text
+
+    async def _relay(self, said) -> None:
+        """Send what a turn says, each sentence's speech after the text that completes it."""
+        if self._speaker is not None:
+            said = self._speaker.speak(said)
+        async for item in said:
+            if isinstance(item, SpokenSentence):
+                frame = SpeechFrame(item.message_id, item.seq, item.sample_rate, item.visemes)
+                await self._send(frame)
+                await self._socket.send_bytes(item.pcm)
+            else:
+                await self._send(_agent_frame(item))
 
     async def _send(self, frame: msgspec.Struct) -> None:
         await self._socket.send_text(_encode(frame).decode())
+
+
+async def _one(message: AgentMessage):
+    yield message
 
 
 def _agent_frame(said: ReplyDelta | AgentMessage) -> DeltaFrame | MessageFrame:
@@ -215,7 +282,7 @@ def _too_large(payload: str | bytes) -> bool:
     return isinstance(payload, str) and len(payload.encode()) > MAX_FRAME_BYTES
 
 
-def _frame(raw: str) -> VisitorMessage | Ping | str:
+def _frame(raw: str) -> VisitorMessage | Ping | ListenStart | ListenEnd | str:
     """The visitor's frame, or why it cannot be taken."""
     try:
         return _decode(raw)

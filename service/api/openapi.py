@@ -34,7 +34,8 @@ from service.api.errors import Error
 _DESCRIPTIONS = {
     "400": "BAD_REQUEST: the body is not parseable JSON or multipart.",
     "401": "UNAUTHORIZED: no, unknown or revoked API key.",
-    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this.",
+    "403": "SIGNATURE_INVALID or URL_EXPIRED: the signed link does not grant this (FORBIDDEN:"
+    " a premade voice profile cannot be deleted).",
     "404": "NOT_FOUND: unknown id, or a resource of another owner.",
     "408": "REQUEST_TIMEOUT: the request body paused longer than AVATAR_UPLOAD_IDLE_S.",
     "409": "TASK_FINISHED or CONFLICT: the task's status does not allow this.",
@@ -43,12 +44,13 @@ _DESCRIPTIONS = {
     "415": "UNSUPPORTED_MEDIA_TYPE: the body is not of the content type this takes.",
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, unknown, of the wrong type or out of range.",
+    "502": "UPSTREAM_ERROR: a speech engine or backend failed; the message says why.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
     "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
     "507": "INSUFFICIENT_STORAGE: the upload would leave less free disk than the service keeps.",
 }
 # Statuses only some operations answer: each declares them (`error_responses`).
-_DECLARED = {"403", "409", "410", "415", "416", "503", "507"}
+_DECLARED = {"403", "409", "410", "415", "416", "502", "503", "507"}
 # Statuses `ApiOperation` finds out from the operation itself: every handler offers them, and
 # the operation keeps those it can answer.
 _INFERRED = (400, 401, 404, 408, 413, 422, 429)

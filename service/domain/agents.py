@@ -14,6 +14,7 @@ from service.domain.models import Agent
 from service.domain.ownership import require_owned
 from service.domain.pagination import PageRequest, Position, next_cursor
 from service.domain.text import check_display_text
+from service.domain.voices import check_voice_ref
 from service.domain.webhooks import check_url
 
 MAX_TOOLS_BYTES = 64 * 1024
@@ -62,6 +63,7 @@ async def _check_fields(ctx: Context, owner_id: str, fields: dict[str, Any]) -> 
     if "model" in fields:
         check_model(ctx, fields["model"])
     await check_avatar_ref(ctx, owner_id, fields.get("avatar_id"))
+    await check_voice_ref(ctx, owner_id, fields.get("voice_id"), "voice_id")
 
 
 async def create_agent(ctx: Context, owner_id: str, fields: dict[str, Any]) -> Agent:

@@ -1,5 +1,5 @@
 """What domain functions are built from: settings, a store, a file store, a clock, the signing
-key and the responders of conversations."""
+key, the responders of conversations and the speech engines."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from service.clock import Clock
 from service.domain.files import FileStore
+from service.domain.speech import SpeechEngines
 from service.domain.store import Store
 from service.responders import Responders
 from service.settings import Settings
@@ -24,6 +25,8 @@ class Context:
     signing_key: bytes
     # Where the replies of live conversations come from (their HTTP clients are shared).
     responders: Responders
+    # Text to speech and speech to text (see service.domain.speech).
+    speech: SpeechEngines
     # Work that outlives a request (session preparation, last-used stamps): kept here so it
     # is not garbage-collected mid-flight and can be finished on shutdown.
     background: set[asyncio.Task] = field(default_factory=set)

@@ -34,6 +34,7 @@ class Setup:
     llm_model: str | None
     tools: Any
     custom_agent: CustomAgent | None
+    voice_id: str | None = None  # the voice profile it speaks with (see domain/voices.py)
 
 
 async def admit_route(ctx: Context, route_id: str) -> Setup | None:
@@ -49,7 +50,7 @@ async def admit_route(ctx: Context, route_id: str) -> Setup | None:
         )
     return Setup(
         route.owner_id, route.route_id, None, agent.greeting, agent.instruction,
-        agent.llm_model, agent.tools, custom,
+        agent.llm_model, agent.tools, custom, agent.voice_id,
     )  # fmt: skip
 
 
@@ -64,7 +65,7 @@ async def admit_session(ctx: Context, session_id: str, token: str | None) -> Set
     session = link.session
     return Setup(
         session.owner_id, None, session.session_id, None, session.instruction,
-        session.llm_model, session.tools, None,
+        session.llm_model, session.tools, None, session.voice_id,
     )  # fmt: skip
 
 

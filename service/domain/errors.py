@@ -131,3 +131,11 @@ class QueueFull(ServiceError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class InvalidAudio(ServiceError):
+    """Audio that cannot be decoded, or breaks a limit (its length)."""
+
+
+class UpstreamError(ServiceError):
+    """A speech engine or backend failed; the message says which and why."""

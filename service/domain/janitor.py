@@ -1,12 +1,13 @@
 """Housekeeping of tasks and files, run by the one sweeper of `serve`: runs whose worker died
-go back to the queue, results past their availability are deleted, uploads nobody finished
-are removed, and idempotency keys are forgotten after their day."""
+go back to the queue, results and speech files past their availability are deleted, uploads
+nobody finished are removed, and idempotency keys are forgotten after their day."""
 
 from __future__ import annotations
 
 from service.domain.context import Context
 from service.domain.conversations import close_quiet
 from service.domain.files import UPLOADS
+from service.domain.speaking import remove_old_speech
 from service.domain.task_runs import TaskKind, recover_lapsed
 from service.domain.tasks import FINAL, IDEMPOTENCY_WINDOW_MS
 from service.domain.upscale.results import delete_result
@@ -23,6 +24,7 @@ async def tidy(ctx: Context, kinds: dict[str, TaskKind]) -> None:
     for task in await ctx.store.results_past(now, _BATCH):
         await delete_result(ctx, task)
     await remove_abandoned_uploads(ctx)
+    await remove_old_speech(ctx)
     await ctx.store.forget_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS)
 
 

@@ -162,7 +162,7 @@ class Message(msgspec.Struct, frozen=True):
 
 
 # What usage is recorded for (UsageRecord.kind).
-USAGE_KINDS = ("route_conversation", "session", "upscale")
+USAGE_KINDS = ("route_conversation", "session", "upscale", "tts", "stt")
 
 
 class UsageRecord(msgspec.Struct, frozen=True):
@@ -191,6 +191,8 @@ class UsageTotals(msgspec.Struct, frozen=True):
     route_conversation_seconds: float = 0.0
     session_seconds: float = 0.0
     upscale_billable_seconds: float = 0.0
+    tts_seconds: float = 0.0
+    stt_seconds: float = 0.0
 
 
 class TaskError(msgspec.Struct, frozen=True):
@@ -264,3 +266,21 @@ class Admission(enum.Enum):
 class IdempotencyKey(msgspec.Struct, frozen=True):
     key: str
     fingerprint: str  # a digest of the request, to tell a repeat from a different request
+
+
+class VoiceProfile(msgspec.Struct, frozen=True):
+    """An owner's voice profile (a cloned voice): how it speaks is `engine`'s voice `voice`
+    with `pitch`, `pitch_range` (0-100) and `rate` (words per minute); see domain/voices.py.
+    Premade profiles are not stored: the engines offer them."""
+
+    profile_id: str
+    owner_id: str
+    name: str
+    description: str | None
+    languages: tuple[str, ...]
+    engine: str
+    voice: str
+    pitch: int
+    pitch_range: int
+    rate: int
+    created_ms: int

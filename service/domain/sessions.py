@@ -20,6 +20,7 @@ from service.domain.ids import new_id
 from service.domain.models import Session, UsageRecord
 from service.domain.ownership import require_owned
 from service.domain.pagination import MAX_UNPAGED, UNPAGED
+from service.domain.voices import check_voice_ref
 
 log = logging.getLogger("service.sessions")
 
@@ -90,6 +91,8 @@ async def start_session(ctx: Context, owner_id: str, params: dict[str, Any]) -> 
     tools = _tools(params["tools"])
     idle_timeout = _idle_timeout(params["idle_timeout"])
     await check_avatar_ref(ctx, owner_id, params["avatar_id"])
+    voice_field = "voice_id" if params["voice_profile_id"] is None else "voice_profile_id"
+    await check_voice_ref(ctx, owner_id, voice, voice_field)
     now = ctx.clock.now_ms()
     session = Session(
         session_id=new_id("ses"),

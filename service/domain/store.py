@@ -28,6 +28,7 @@ from service.domain.models import (
     UsageFilter,
     UsageRecord,
     UsageTotals,
+    VoiceProfile,
     WebhookOutcome,
 )
 from service.domain.pagination import PageRequest
@@ -235,6 +236,23 @@ class WebhookStore(Protocol):
     async def rotate_webhook_nonce(self, owner_id: str, nonce: str, now_ms: int) -> None: ...
 
 
+class VoiceStore(Protocol):
+    """Owners' voice profiles."""
+
+    async def add_voice_profile(self, profile: VoiceProfile) -> None: ...
+    async def get_voice_profile(self, profile_id: str) -> VoiceProfile | None: ...
+    async def list_voice_profiles(self, owner_id: str) -> list[VoiceProfile]:
+        """The owner's profiles, newest first."""
+        ...
+
+    async def delete_voice_profile(
+        self, owner_id: str, profile_id: str, replacement_id: str
+    ) -> VoiceProfile | None:
+        """Delete the owner's profile and, in the same write, give the owner's agents and
+        sessions that spoke with it `replacement_id`; None when the owner has no such profile."""
+        ...
+
+
 class Store(
     AccountStore,
     CatalogStore,
@@ -244,6 +262,7 @@ class Store(
     UsageStore,
     TaskStore,
     WebhookStore,
+    VoiceStore,
     Protocol,
 ):
     """Everything the service keeps, as one implementation provides it."""

@@ -1,2 +1,4 @@
-"""Image generators: implementations of `service.domain.generation.Generator`. The built-in one
-(`procedural`) draws stylised portraits with numpy; a model-backed generator would sit here too."""
+"""Built-in media engines and backend clients, implementing the domain's interfaces: portraits
+(`procedural`, `service.domain.generation.Generator`); speech (`espeak` text to speech, `sphinx`
+speech to text, `openai_speech` the OpenAI-compatible backends of both, `speech_engines` the
+choice among them; `service.domain.speech`)."""

@@ -5,6 +5,7 @@ a template; only fragments built here from escaped parts are inserted as they ar
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 from string import Template
@@ -14,13 +15,16 @@ from service.domain.avatars import find_avatar, has_image
 from service.domain.context import Context
 from service.domain.links import route_link, session_link
 from service.domain.turns import MAX_MESSAGE_CHARS
+from service.domain.visemes import MOUTH
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
 
 # The page's scripts, in the order they run: the speech helpers and the socket client
 # before the page that uses them.
-_SCRIPTS = ("speech.js", "live.js", "pages.js")
+_SCRIPTS = ("speech.js", "face.js", "live.js", "pages.js")
+# The mouth model the face is drawn from (one table, shared with the talking-video task).
+_MOUTH = escape(json.dumps({name: list(shape) for name, shape in MOUTH.items()}))
 
 _PLACEHOLDER = (
     '<svg class="placeholder" viewBox="0 0 100 100" role="img" aria-label="{label}">'
@@ -81,13 +85,14 @@ def error_page(kind: str, base_url: str) -> tuple[int, str]:
 
 def _conversation_page(base_url: str, title: str, path: str, portrait: str) -> str:
     """The conversation UI of a route's or a session's page at `path` (`/r/<id>` or
-    `/i/<id>`): the script talks over the socket at `path/ws`, and asks `path` itself whether
-    the link still admits anyone when a socket drops."""
+    `/i/<id>`): the script talks over the socket at `path/ws` (asking for speech), and asks
+    `path` itself whether the link still admits anyone when a socket drops."""
     prefix = _prefix(base_url)
     content = _CONVERSATION.substitute(
         portrait=portrait,
         name=escape(title),
-        socket_path=f"{prefix}{path}/ws",
+        socket_path=f"{prefix}{path}/ws?speech=1",
+        mouth=_MOUTH,
         link_path=f"{prefix}{path}",
         max_chars=MAX_MESSAGE_CHARS,
         max_label=f"{MAX_MESSAGE_CHARS:,}",

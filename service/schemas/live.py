@@ -15,7 +15,15 @@ class Ping(msgspec.Struct, tag_field="type", tag="ping", frozen=True):
     pass
 
 
-ClientFrame = VisitorMessage | Ping
+class ListenStart(msgspec.Struct, tag_field="type", tag="listen", frozen=True):
+    sample_rate: int = 16_000
+
+
+class ListenEnd(msgspec.Struct, tag_field="type", tag="listen_end", frozen=True):
+    pass
+
+
+ClientFrame = VisitorMessage | Ping | ListenStart | ListenEnd
 
 
 class StateFrame(msgspec.Struct, tag_field="type", tag="state", omit_defaults=True):
@@ -40,3 +48,16 @@ class ErrorFrame(msgspec.Struct, tag_field="type", tag="error"):
 
 class PongFrame(msgspec.Struct, tag_field="type", tag="pong"):
     pass
+
+
+class SpeechFrame(msgspec.Struct, tag_field="type", tag="speech"):
+    """Precedes one binary frame: the sentence's 16-bit little-endian mono PCM."""
+
+    message_id: str
+    seq: int
+    sample_rate: int
+    visemes: list[tuple[int, str]]
+
+
+class TranscriptFrame(msgspec.Struct, tag_field="type", tag="transcript"):
+    text: str

@@ -19,6 +19,7 @@ TaskStatus = Literal["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELED
 _STATUS_PATHS = {
     "upscale": "/v1/video/upscale/{task_id}",
     "avatar_generation": "/v1/avatar/async_generate/{task_id}/status",
+    "voice_clone": "/v1/voice/clone/{task_id}/status",
 }
 
 

@@ -12,7 +12,7 @@ from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal["route_conversation", "session", "upscale"]
+    kind: Literal["route_conversation", "session", "upscale", "tts", "stt"]
     ref_id: str
     started_at: Timestamp
     ended_at: Timestamp
@@ -37,6 +37,8 @@ class UsageTotals(msgspec.Struct):
     route_conversation_seconds: float
     session_seconds: float
     upscale_billable_seconds: float
+    tts_seconds: float
+    stt_seconds: float
 
 
 class UsagePage(msgspec.Struct):

@@ -23,7 +23,7 @@ from service.store.sqlite.connection import connect
 TABLES = (
     "owners", "api_keys", "avatars", "agents", "routes", "sessions", "usage_records", "tasks",
     "idempotency_keys", "webhook_outbox", "webhook_secrets", "conversations",
-    "conversation_messages",
+    "conversation_messages", "voice_profiles",
 )  # fmt: skip
 # The folders of the data dir that hold blobs (not its lock, database, key or spool).
 FILE_FOLDERS = ("uploads", "results", "avatars")

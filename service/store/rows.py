@@ -15,6 +15,8 @@ from service.domain.models import (
     Session,
     Task,
     TaskError,
+    UsageTotals,
+    VoiceProfile,
     WebhookOutcome,
     WebhookTarget,
 )
@@ -121,3 +123,34 @@ _TARGET = msgspec.json.Decoder(WebhookTarget)
 def delivery_of(row: tuple) -> Delivery:
     task_id, owner_id, target, created_ms, attempts = row
     return Delivery(task_id, owner_id, _TARGET.decode(target), created_ms, attempts)
+
+
+def usage_totals_of(rows: list[tuple]) -> UsageTotals:
+    """The totals of (kind, sum of seconds, sum of billable seconds) rows, one per kind."""
+    by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
+
+    def total(kind: str, billable: bool = False) -> float:
+        return round(by_kind.get(kind, (0.0, 0.0))[1 if billable else 0], 3)
+
+    return UsageTotals(
+        route_conversation_seconds=total("route_conversation"),
+        session_seconds=total("session"),
+        upscale_billable_seconds=total("upscale", billable=True),
+        tts_seconds=total("tts"),
+        stt_seconds=total("stt"),
+    )
+
+
+VOICE_PROFILE_FIELDS = (
+    "profile_id", "owner_id", "name", "description", "languages", "engine", "voice", "pitch",
+    "pitch_range", "rate", "created_ms",
+)  # fmt: skip
+
+
+def voice_profile_of(row: tuple) -> VoiceProfile:
+    values = dict(zip(VOICE_PROFILE_FIELDS, row, strict=True))
+    return VoiceProfile(**values | {"languages": tuple(load_json(values["languages"]))})
+
+
+def voice_profile_values(profile: VoiceProfile) -> dict:
+    return msgspec.structs.asdict(profile) | {"languages": dump_json(list(profile.languages))}

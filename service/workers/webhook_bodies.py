@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from service.domain import generation, upscale
+from service.domain import cloning, generation, upscale
+from service.domain.clone_status import clone_state
 from service.domain.context import Context
 from service.domain.generation_status import generation_state
 from service.domain.models import Task
@@ -19,6 +20,7 @@ from service.domain.upscale.status import upscale_state
 from service.links import authority
 from service.schemas.generation import GenerationStatus, GenerationStatusEnvelope
 from service.schemas.upscale import UpscaleTask, UpscaleTaskEnvelope
+from service.schemas.voice import CloneStatusEnvelope, clone_status
 from service.settings import Settings
 
 # (ctx, task, base_url) -> what the kind's status endpoint would answer now.
@@ -29,13 +31,21 @@ async def _upscale(ctx: Context, task: Task, base_url: str) -> UpscaleTaskEnvelo
     return UpscaleTaskEnvelope(UpscaleTask.of(await upscale_state(ctx, task), base_url))
 
 
+async def _clone(ctx: Context, task: Task, base_url: str) -> CloneStatusEnvelope:
+    return clone_status(await clone_state(ctx, task), base_url)
+
+
 async def _generation(ctx: Context, task: Task, base_url: str) -> GenerationStatusEnvelope:
     state = await generation_state(ctx, task)
     return GenerationStatusEnvelope(GenerationStatus.of(state, base_url))
 
 
 # kind -> the kind's status view (an envelope {"data": ...}).
-BODIES: dict[str, WebhookBody] = {upscale.KIND: _upscale, generation.KIND: _generation}
+BODIES: dict[str, WebhookBody] = {
+    upscale.KIND: _upscale,
+    generation.KIND: _generation,
+    cloning.KIND: _clone,
+}
 
 
 async def webhook_body(ctx: Context, task: Task, fallback_base: str) -> bytes:

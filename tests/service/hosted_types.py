@@ -233,6 +233,79 @@ class UpscaleStatusApiResponseBody(Hosted):
     data: UpscaleTaskOutput
 
 
+# Voice and speech (SPEC 14)
+
+
+class PresignedVoiceProfile(Hosted):
+    id: str
+    created_at: Timestamp | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    is_premade: bool | UnsetType | None = UNSET
+    languages: list[str] | UnsetType | None = UNSET
+    name: str | UnsetType | None = UNSET
+    sample_clip: str | UnsetType | None = UNSET
+    status: str | UnsetType | None = UNSET
+    user_id: str | UnsetType | None = UNSET
+
+
+class GetPremadeProfilesApiResponseBody(Hosted):
+    data: list[PresignedVoiceProfile] | None
+
+
+class GetVoiceProfilesApiResponseBody(Hosted):
+    data: list[PresignedVoiceProfile] | None
+
+
+class GetVoiceProfileApiResponseBody(Hosted):
+    data: PresignedVoiceProfile
+
+
+class DataStruct(Hosted, forbid_unknown_fields=True):
+    """The SDK's empty object (additionalProperties: false)."""
+
+
+class DeleteVoiceProfileApiResponseBody(Hosted):
+    data: DataStruct
+
+
+class AsyncFinetuningApiResponseBody(Hosted):
+    data: AsyncTaskStatus | UnsetType = UNSET
+
+
+class FinetuningTaskOutput(Hosted):
+    status: TaskStatus
+    error: str | UnsetType | None = UNSET
+    meta_data: dict[str, Any] | UnsetType | None = UNSET
+    profile_id: str | UnsetType | None = UNSET
+
+
+class FinetuningStatusApiResponseBody(Hosted):
+    data: FinetuningTaskOutput | UnsetType = UNSET
+
+
+class TTSOutput(Hosted):
+    id: str
+    voice_profile_id: str
+    b64_audio_str: str | UnsetType | None = UNSET
+    file_url: str | UnsetType | None = UNSET
+    output_duration: float | UnsetType | None = UNSET
+
+
+class TTSApiResponseBody(Hosted):
+    data: TTSOutput | UnsetType = UNSET
+
+
+class STTOutput(Hosted):
+    id: str
+    text: str
+    transcription: list[Any] | None
+    input_duration: float | UnsetType | None = UNSET
+
+
+class STTApiResponseBody(Hosted):
+    data: STTOutput | UnsetType = UNSET
+
+
 T = TypeVar("T")
 
 

@@ -10,7 +10,7 @@ def test_create_get_list(api, alice):
     body = {
         "name": "Ada",
         "avatar_id": avatar["avatar_id"],
-        "voice_id": "v1",
+        "voice_id": "espeak-en-us",
         "instruction": "Be brief.",
         "llm_model": "llama3",
         "greeting": "Hello!",
@@ -56,7 +56,7 @@ def test_avatar_of_another_owner_is_refused(api, alice, bob):
 
 
 def test_partial_update(api, alice):
-    agent = api.agent(alice, greeting="Hi", voice_id="v1")
+    agent = api.agent(alice, greeting="Hi", voice_id="espeak-en-us")
     api.clock.advance(3)
     path = f"/v1/agents/{agent['agent_id']}/update"
     response = api.post(path, alice, json={"name": "Bea", "greeting": None})
@@ -64,7 +64,7 @@ def test_partial_update(api, alice):
     updated = response.json()["data"]
     assert updated["name"] == "Bea"
     assert updated["greeting"] is None
-    assert updated["voice_id"] == "v1"
+    assert updated["voice_id"] == "espeak-en-us"
     assert updated["updated_at"] == "2026-01-01T00:00:03.000Z"
     assert updated["created_at"] == agent["created_at"]
     for body in ({"name": None}, {"model": "other"}, {"agent_id": "x"}, {"tools": 5}):
@@ -157,17 +157,17 @@ def test_custom_agent_validation(api, alice, body, field):
 def test_hosted_names_and_spelling(api, alice):
     """The hosted API's names (`id`, `user_id`, `voice_profile_id`) follow ours, and its
     spelling of the voice is accepted in bodies."""
-    agent = api.agent(alice, voice_profile_id="v1", tools=[])
+    agent = api.agent(alice, voice_profile_id="espeak-en-us", tools=[])
     assert agent["id"] == agent["agent_id"]
-    assert agent["voice_profile_id"] == agent["voice_id"] == "v1"
+    assert agent["voice_profile_id"] == agent["voice_id"] == "espeak-en-us"
     assert agent["user_id"].startswith("own_")
     path = f"/v1/agents/{agent['agent_id']}/update"
-    updated = api.post(path, alice, json={"voice_profile_id": "v2"}).json()["data"]
-    assert updated["voice_id"] == updated["voice_profile_id"] == "v2"
+    updated = api.post(path, alice, json={"voice_profile_id": "espeak-de"}).json()["data"]
+    assert updated["voice_id"] == updated["voice_profile_id"] == "espeak-de"
     cleared = api.post(path, alice, json={"voice_profile_id": None}).json()["data"]
     assert cleared["voice_id"] is None
-    same = api.post(path, alice, json={"voice_id": "v3", "voice_profile_id": "v3"})
-    assert same.json()["data"]["voice_id"] == "v3"
+    same = api.post(path, alice, json={"voice_id": "espeak-es", "voice_profile_id": "espeak-es"})
+    assert same.json()["data"]["voice_id"] == "espeak-es"
     for body in (
         {"voice_id": "a", "voice_profile_id": "b"},
         {"voice_id": None, "voice_profile_id": "b"},

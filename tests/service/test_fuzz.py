@@ -21,6 +21,7 @@ from litestar.testing import TestClient
 from PIL import Image
 from schemathesis import checks
 
+import engine
 from service.app import create_app
 from service.domain.keys import create_key
 from service.settings import load_settings
@@ -75,12 +76,24 @@ ENDPOINTS = [
     ("POST", "/v1/video/upscale/{task_id}/cancel"),
     ("POST", "/v1/video/upscale/{task_id}/delete"),
     ("GET", "/files/{task_id}/output.mp4"),
+    ("GET", "/v1/voice/premade_profiles"),
+    ("GET", "/v1/voice/profiles"),
+    ("GET", "/v1/voice/profiles/{profile_id}"),
+    ("DELETE", "/v1/voice/profiles/{profile_id}"),
+    ("POST", "/v1/voice/clone"),
+    ("GET", "/v1/voice/clone/{task_id}/status"),
+    ("POST", "/v1/voice/clone/{task_id}/cancel"),
+    ("GET", "/voice/samples/{profile_id}/sample.wav"),
+    ("POST", "/v1/speech/tts"),
+    ("POST", "/v1/speech/stt"),
+    ("GET", "/files/speech/{speech_id}/audio.wav"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook", "idle_timeout", "use_beta",
+    "text", "return_type", "audio", "opts", "chinese_language",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
          "kind", "resolution", "expires", "signature"]  # fmt: skip
@@ -90,6 +103,7 @@ query_values = st.text(max_size=40) | st.sampled_from(["1080p", "2k", "4k", "1",
 UPLOADS = {
     "/v1/avatars": ("image", "name", "x.png", "image/png"),
     "/v1/video/upscale": ("file", "webhook_url", "x.mp4", "video/mp4"),
+    "/v1/voice/clone": ("audio_samples", "annotation_list", "x.wav", "audio/wav"),
 }
 # Templates whose {task_id} is an upscale task (elsewhere it is a generation task).
 UPSCALE_PATHS = ("/v1/video/upscale", "/files/")
@@ -140,6 +154,8 @@ class World:
             while ws.receive_json()["type"] != "message":
                 pass
         conversations = self.client.get("/v1/conversations", headers=self.auth).json()
+        tts = {"text": "Hi.", "voice_profile_id": "espeak-en-us", "return_type": "file_url"}
+        speech_url = self.post_ok("/v1/speech/tts", json=tts)["file_url"]
         return {
             "talk_route_id": talk,
             "conversation_id": conversations["data"]["items"][0]["conversation_id"],
@@ -151,6 +167,8 @@ class World:
             "task_id": task,
             "upscale_task_id": upscale,
             "name": "pages.css",
+            "profile_id": "espeak-en-us",
+            "speech_id": speech_url.split("/files/speech/")[1].split("/")[0],
         }
 
     def ids_for(self, template: str) -> dict[str, str]:
@@ -291,9 +309,11 @@ IMAGES = {
 
 
 VIDEO = mp4_bytes(32, 18, frames=2)
+WAV = engine.wav_bytes(bytes(800), 8000)
 PAYLOADS = {
     "/v1/avatars": list(IMAGES.values()),
     "/v1/video/upscale": [VIDEO, VIDEO[:200], VIDEO + b"junk", mp4_bytes(rate=61, frames=2)],
+    "/v1/voice/clone": [WAV, WAV[:30], b"x.wav|hello", b"RIFF"],
 }
 TEXT_PARTS = st.text(max_size=120).map(
     lambda t: t.encode("utf-8", "surrogatepass")

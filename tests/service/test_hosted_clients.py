@@ -12,21 +12,34 @@ import httpx
 import pytest
 from PIL import Image
 
+import engine
+from service.domain.speech import BUILT_IN, Voice
+from service.generators import espeak
 from tests.service.hosted_types import (
     AgentApiResponseBody,
     AgentRouteApiResponseBody,
+    AsyncFinetuningApiResponseBody,
     AsyncTaskApiResponseBody,
+    DataStruct,
+    DeleteVoiceProfileApiResponseBody,
+    FinetuningStatusApiResponseBody,
     GenerateAvatarStatusApiResponseBody,
     GetAvatarApiResponseBody,
+    GetPremadeProfilesApiResponseBody,
     GetSessionProfileApiResponseBody,
     GetUserAvatarListApiResponseBody,
+    GetVoiceProfileApiResponseBody,
+    GetVoiceProfilesApiResponseBody,
     ListSessionsApiResponseBody,
     RouteListApiResponseBody,
     StartSessionApiResponseBody,
     StopSessionsApiResponseBody,
+    STTApiResponseBody,
+    TTSApiResponseBody,
     UpscaleStatusApiResponseBody,
     check_created_route,
     check_route,
+    is_unset,
     read,
 )
 
@@ -84,7 +97,7 @@ def check_sessions(client: httpx.Client, avatar_id: str) -> None:
     tools = json.dumps([{"type": "function", "name": "search"}])  # a string, as the SDK types it
     body = {
         "avatar_id": avatar_id, "model": "metis-2.5", "llm_model": "gemini-2.0-flash",
-        "voice_profile_id": "voice-1", "instruction": "Be brief.", "idle_timeout": 30,
+        "voice_profile_id": "espeak-en-us", "instruction": "Be brief.", "idle_timeout": 30,
         "tools": tools, "use_beta": True,
     }  # fmt: skip
     started = read(
@@ -125,7 +138,7 @@ def check_avatars(client: httpx.Client, avatar_ids: list[str]) -> None:
 def create_agent(client: httpx.Client, avatar_id: str) -> str:
     """The body the CLI's `agent create` sends for a managed agent."""
     body = {
-        "name": "Agent One", "avatar_id": avatar_id, "voice_profile_id": "voice-1",
+        "name": "Agent One", "avatar_id": avatar_id, "voice_profile_id": "espeak-en-us",
         "runtime_kind": "managed_agent", "description": "Helpful agent", "model": "metis-2.5",
         "instruction": "Be helpful", "tools": [{"type": "function", "name": "search"}],
     }  # fmt: skip
@@ -133,7 +146,7 @@ def create_agent(client: httpx.Client, avatar_id: str) -> str:
     assert (agent.name, agent.avatar_id, agent.voice_profile_id) == (
         "Agent One",
         avatar_id,
-        "voice-1",
+        "espeak-en-us",
     )
     assert read(client.get(f"/v1/agents/{agent.id}"), AgentApiResponseBody).data == agent
     return agent.id
@@ -167,6 +180,58 @@ def check_routes(client: httpx.Client, agent_id: str) -> None:
     assert gone.status == "revoked" and gone.route_version == 2
 
 
+def _clone_samples(texts: list[str]) -> list[tuple[str, tuple[str, bytes, str]]]:
+    """Six samples the built-in TTS speaks, as the form's `audio_samples` parts."""
+    parts = []
+    for index, text in enumerate(texts):
+        speech = espeak.speak(text, Voice(BUILT_IN, "en-us+f3", pitch=70))
+        wav = engine.wav_bytes(speech.pcm, speech.sample_rate)
+        parts.append(("audio_samples", (f"s{index}.wav", wav, "audio/wav")))
+    return parts
+
+
+def check_voice_and_speech(client: httpx.Client, poll) -> None:
+    """Premade profiles, a clone, its profile, TTS with it (both return types), STT of that."""
+    premade = read(client.get("/v1/voice/premade_profiles"), GetPremadeProfilesApiResponseBody)
+    first = premade.data[0]
+    assert first.is_premade and first.status == "READY" and is_unset(first.user_id)
+    clip = httpx.get(first.sample_clip, timeout=30)  # a signed link: no key
+    assert clip.status_code == 200 and clip.content[:4] == b"RIFF"
+    texts = [f"This is sample number {n}, read aloud for the clone." for n in range(6)]
+    files = _clone_samples(texts)
+    listing = "\n".join(f"s{n}.wav|{text}" for n, text in enumerate(texts))
+    files.append(("annotation_list", ("list.txt", listing.encode(), "text/plain")))
+    submitted = client.post("/v1/voice/clone", files=files, data={"name": "Clone"})
+    task = read(submitted, AsyncFinetuningApiResponseBody).data
+    path = f"/v1/voice/clone/{task.task_id}/status"
+    poll(lambda: client.get(path).json()["data"]["status"] in FINAL)
+    status = read(client.get(path), FinetuningStatusApiResponseBody).data
+    assert status.status == "COMPLETED" and is_unset(status.error) and status.meta_data
+    profile = read(
+        client.get(f"/v1/voice/profiles/{status.profile_id}"), GetVoiceProfileApiResponseBody
+    )
+    assert profile.data.is_premade is False and profile.data.name == "Clone"
+    owned = read(client.get("/v1/voice/profiles"), GetVoiceProfilesApiResponseBody).data
+    assert [p.id for p in owned] == [status.profile_id]
+    body = {"text": "Hello from the clone.", "voice_profile_id": status.profile_id}
+    inline = read(
+        client.post("/v1/speech/tts", json=body | {"return_type": "b64_audio_str"}),
+        TTSApiResponseBody,
+    ).data
+    wav = base64.b64decode(inline.b64_audio_str)
+    kept = read(
+        client.post("/v1/speech/tts", json=body | {"return_type": "file_url"}), TTSApiResponseBody
+    ).data
+    assert httpx.get(kept.file_url, timeout=30).content[:4] == b"RIFF"
+    heard = read(
+        client.post("/v1/speech/stt", json={"audio": base64.b64encode(wav).decode()}),
+        STTApiResponseBody,
+    ).data
+    assert heard.input_duration == pytest.approx(inline.output_duration, abs=0.05)
+    deleted = client.delete(f"/v1/voice/profiles/{status.profile_id}")
+    assert read(deleted, DeleteVoiceProfileApiResponseBody).data == DataStruct()
+
+
 def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes):
     files = {"image": ("face.png", png_bytes(64, 64), "image/png")}
     uploaded = client.post("/v1/avatars", files=files, data={"name": "Ada"})
@@ -177,3 +242,4 @@ def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes
     check_routes(client, create_agent(client, uploaded_id))
     check_avatars(client, [generated_id, uploaded_id])
     upscale_clip(client, poll, mp4_bytes(160, 90, frames=6))
+    check_voice_and_speech(client, poll)

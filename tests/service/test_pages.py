@@ -86,11 +86,16 @@ def test_route_page_is_the_conversation_ui(api, published):
         ("button", "sound"), ("form", "composer"), ("textarea", "message"),
         ("button", "mic"), ("button", "send"),
     ]  # fmt: skip
-    assert page.data["data-socket"] == f"/r/{route_id}/ws"
+    assert page.data["data-socket"] == f"/r/{route_id}/ws?speech=1"
     assert page.data["data-link"] == f"/r/{route_id}"
     assert page.data["data-max-chars"] == "4000"
     scripts = [link.partition("?")[0] for link in page.links if ".js?" in link]
-    assert scripts == ["/static/speech.js", "/static/live.js", "/static/pages.js"]
+    assert scripts == [
+        "/static/speech.js",
+        "/static/face.js",
+        "/static/live.js",
+        "/static/pages.js",
+    ]
     # The greeting comes over the socket, as the first message of the conversation.
     assert "Hello! Ask me anything." not in html
 
@@ -172,7 +177,7 @@ def test_page_links_use_the_interactive_url(make_api):
     assert route["url"] in page.links  # the canonical link
     assert any(link.startswith("/talk/static/pages.css?v=") for link in page.links)
     assert any(link.startswith("/talk/static/pages.js?v=") for link in page.links)
-    assert page.data["data-socket"] == f"/talk/r/{route['id']}/ws"
+    assert page.data["data-socket"] == f"/talk/r/{route['id']}/ws?speech=1"
 
 
 # Headers
@@ -209,7 +214,7 @@ def test_session_page_is_the_conversation_ui_and_the_status_is_public(make_api, 
     assert 'data-state="connecting"' in html and "Connecting…" in html
     assert '<h1 class="name">Avatar session</h1>' in html  # the avatar has no name
     page = parse(html)
-    assert page.data["data-socket"] == f"/i/{session_id}/ws"
+    assert page.data["data-socket"] == f"/i/{session_id}/ws?speech=1"
     assert ("textarea", "message") in page.controls
     for script in (link for link in page.links if ".js?" in link):
         assert api.get(script).status_code == 200

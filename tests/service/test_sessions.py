@@ -23,14 +23,16 @@ def session_of(api, auth, session_id) -> dict:
 
 
 def test_start_is_immediate_then_ready_after_preparation(api, alice, avatar_id, wait_until):
-    response = start(api, alice, avatar_id=avatar_id, voice_profile_id="v1", instructions="Hi")
+    response = start(
+        api, alice, avatar_id=avatar_id, voice_profile_id="espeak-en-us", instructions="Hi"
+    )
     assert response.status_code == 200
     session = response.json()["data"]["session"]
     sid = session["session_id"]
     assert sid.startswith("ses_")
     assert session["status"] == "starting"
     assert session["model"] == "metis-2.5"
-    assert session["voice_id"] == "v1"
+    assert session["voice_id"] == "espeak-en-us"
     assert session["client_url"] == f"http://testserver.local/i/{sid}"
     assert session["ready_at"] is None and session["stopped_at"] is None
     wait_until(lambda: session_of(api, alice, sid)["status"] == "ready")
@@ -89,7 +91,9 @@ def test_unknown_model_lists_the_known_ones(make_api):
 
 
 def test_same_value_under_both_spellings_is_accepted(api, alice, avatar_id):
-    response = start(api, alice, avatar_id=avatar_id, voice_id="v", voice_profile_id="v")
+    response = start(
+        api, alice, avatar_id=avatar_id, voice_id="espeak-fr", voice_profile_id="espeak-fr"
+    )
     assert response.status_code == 200
 
 

@@ -22,6 +22,7 @@ from service.domain.models import (
     SocketHold,
     UsageFilter,
     UsageRecord,
+    VoiceProfile,
     WebhookOutcome,
     WebhookTarget,
 )
@@ -339,3 +340,37 @@ def test_holds_racing_for_the_last_places_take_each_place_once(open_store):
     by_client, by_route = run(scenario())
     assert by_client == ["None"] * 3 + ["client"] * 9
     assert by_route == ["None"] * 5 + ["route"] * 7
+
+
+def test_voice_profiles_are_kept_listed_and_deleted_with_their_users_moved(open_store):
+    def profile(n: int, owner_id: str = "own_1") -> VoiceProfile:
+        return VoiceProfile(
+            f"vp_{n}", owner_id, f"voice {n}", None if n % 2 else "warm", ("en", "fr"),
+            "espeak", "en-us", 50 + n, 40, 170, 1000 + n,
+        )  # fmt: skip
+
+    async def scenario():
+        writer, other = await stores(open_store, 2)
+        try:
+            await writer.add_owner(Owner("own_2", "bob", 0))
+            for n in range(3):
+                await writer.add_voice_profile(profile(n))
+            await writer.add_voice_profile(profile(9, "own_2"))
+            assert await other.get_voice_profile("vp_1") == profile(1)
+            assert [p.profile_id for p in await other.list_voice_profiles("own_1")] == [
+                "vp_2", "vp_1", "vp_0",
+            ]  # fmt: skip
+            session = Session("ses_1", "own_1", "av_1", "metis-2.5", 0, 60_000, voice_id="vp_1")
+            await writer.add_session(session)
+            mark = other.live_mark()
+            assert await other.delete_voice_profile("own_2", "vp_1", "premade") is None
+            deleted = await other.delete_voice_profile("own_1", "vp_1", "premade")
+            assert deleted == profile(1)
+            assert await writer.get_voice_profile("vp_1") is None
+            assert (await writer.get_session("ses_1")).voice_id == "premade"
+            assert other.live_mark() != mark  # sessions' voices changed: live pages look again
+            assert await writer.delete_voice_profile("own_1", "vp_1", "premade") is None
+        finally:
+            await close([writer, other])
+
+    run(scenario())

@@ -42,6 +42,8 @@ def test_totals_cover_the_window(api, alice, seeded):
         "route_conversation_seconds": 150.0,
         "session_seconds": 3610.5,
         "upscale_billable_seconds": 5.0,
+        "tts_seconds": 0.0,
+        "stt_seconds": 0.0,
     }
     first = data["items"][-1]
     assert first == {
@@ -93,6 +95,8 @@ NO_USAGE = {
     "route_conversation_seconds": 0.0,
     "session_seconds": 0.0,
     "upscale_billable_seconds": 0.0,
+    "tts_seconds": 0.0,
+    "stt_seconds": 0.0,
 }
 
 
@@ -128,7 +132,7 @@ def test_route_conversations_name_their_route(api, alice, seeded):
     assert all("route_id" not in item for item in others)
 
 
-@pytest.mark.parametrize("kind", ["tts", "Session", "", "null"])
+@pytest.mark.parametrize("kind", ["speech", "Session", "", "null"])
 def test_an_unknown_kind_is_422(api, alice, kind):
     response = api.get("/v1/usage", alice, params={"kind": kind})
     assert response.status_code == 422, response.text

@@ -42,11 +42,12 @@ window.AvatarLive = (function () {
 
   // Open the conversation at `paths.socket`. `page` receives:
   //   frame(frame)      every frame but the `ended` state,
+  //   binary(buffer)    a binary frame (the PCM of the speech frame before it),
   //   dropped()         the socket was lost; a new one is on its way,
   //   reconnected()     a new socket is open (a new conversation),
   //   ended(reason)     the conversation is over for good (a frame's reason, or "link_gone",
   //                     "link_unknown" when the link stopped admitting anyone).
-  // Returns { send(frame) -> whether it went out }.
+  // Returns { send(frame), sendBytes(buffer) -> whether it went out }.
   function connect(paths, page) {
     let socket = null;
     let ready = false;
@@ -58,6 +59,7 @@ window.AvatarLive = (function () {
     function open() {
       retryTimer = null;
       const current = new WebSocket(socketUrl(paths.socket));
+      current.binaryType = "arraybuffer";
       socket = current;
       // Events of a socket already given up on are ignored.
       current.addEventListener("open", () => socket === current && lost && page.reconnected());
@@ -67,6 +69,10 @@ window.AvatarLive = (function () {
 
     function receive(data) {
       heardAt = Date.now();
+      if (data instanceof ArrayBuffer) {
+        page.binary(data);
+        return;
+      }
       let frame;
       try {
         frame = JSON.parse(data);
@@ -129,10 +135,14 @@ window.AvatarLive = (function () {
     }
 
     function send(frame) {
+      return sendBytes(JSON.stringify(frame));
+    }
+
+    function sendBytes(data) {
       if (!socket || socket.readyState !== WebSocket.OPEN) {
         return false;
       }
-      socket.send(JSON.stringify(frame));
+      socket.send(data);
       return true;
     }
 
@@ -145,7 +155,7 @@ window.AvatarLive = (function () {
     });
     window.setInterval(heartbeat, PING_EVERY_MS);
     open();
-    return { send };
+    return { send, sendBytes };
   }
 
   return { connect };

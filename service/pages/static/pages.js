@@ -1,5 +1,6 @@
 // The conversation page of a route or a session: the transcript, the composer and the state
-// line, driven by the socket's frames (live.js) and the browser's speech services (speech.js).
+// line, driven by the socket's frames (live.js); the avatar's voice, the microphone (speech.js)
+// and the speaking portrait (face.js).
 // Every text from the conversation goes in with textContent, never as HTML.
 "use strict";
 
@@ -123,7 +124,6 @@
     message.textContent = text;
     message.classList.remove("streaming");
     message.removeAttribute("aria-busy");
-    voice.speak(text);
   }
 
   function finishStreaming() {
@@ -175,17 +175,21 @@
     ui.input.focus();
   });
 
-  // Speech: what the microphone hears is put in the box, and sent once it is final.
+  // Speech: the avatar's voice plays and moves the portrait; the microphone's audio goes to
+  // the server, which answers with what it heard (shown as the visitor's message) and a reply.
 
-  const voice = window.AvatarSpeech.sound(byId("sound"));
+  const voice = window.AvatarSpeech.voice(byId("sound"));
+  window.AvatarFace.attach(byId("face"), voice, JSON.parse(root.dataset.mouth));
   const microphone = window.AvatarSpeech.microphone(byId("mic"), {
-    interim(text) {
-      ui.input.value = text;
-      checkDraft();
+    start() {
+      voice.stop(); // the avatar must not be heard as the visitor
+      connection.send({ type: "listen", sample_rate: 16000 });
     },
-    final(text) {
-      ui.input.value = text;
-      sendDraft();
+    chunk(buffer) {
+      connection.sendBytes(buffer);
+    },
+    end() {
+      connection.send({ type: "listen_end" });
     },
     problem(message) {
       addNote(message, "error");
@@ -207,13 +211,24 @@
           appendDelta(frame.id, frame.text);
         } else if (frame.type === "message") {
           completeMessage(frame.id, frame.text);
+        } else if (frame.type === "speech") {
+          voice.header(frame);
+        } else if (frame.type === "transcript") {
+          if (frame.text) {
+            addMessage("user", frame.text);
+          }
         } else if (frame.type === "error") {
           finishStreaming(); // a reply that failed half-way ends here
           addNote(frame.message, "error");
         }
       },
+      binary(buffer) {
+        voice.pcm(buffer);
+      },
       dropped() {
         finishStreaming();
+        microphone.cancel();
+        voice.stop();
         showState("connecting", "Reconnecting…");
       },
       reconnected() {

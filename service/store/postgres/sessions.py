@@ -5,7 +5,13 @@ from __future__ import annotations
 from service.domain.models import Session, UsageFilter, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
 from service.store.postgres.base import Conn, PostgresBase, after_clause, announce
-from service.store.rows import SESSION_FIELDS, USAGE_COLUMNS, session_of, session_values
+from service.store.rows import (
+    SESSION_FIELDS,
+    USAGE_COLUMNS,
+    session_of,
+    session_values,
+    usage_totals_of,
+)
 
 _SESSION_COLUMNS = ", ".join(SESSION_FIELDS)
 _SESSION = f"{_SESSION_COLUMNS} FROM sessions"
@@ -128,12 +134,7 @@ class SessionsMixin(PostgresBase):
             params,
             tuple,
         )
-        by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
-        return UsageTotals(
-            route_conversation_seconds=round(by_kind.get("route_conversation", (0.0, 0.0))[0], 3),
-            session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
-            upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
-        )
+        return usage_totals_of(rows)
 
 
 def _usage_where(owner_id: str, which: UsageFilter) -> tuple[str, list]:

@@ -20,6 +20,7 @@ from service.store.postgres.driver import psycopg
 from service.store.postgres.sessions import SessionsMixin
 from service.store.postgres.sockets import SocketHoldsMixin
 from service.store.postgres.tasks import TasksMixin
+from service.store.postgres.voices import VoicesMixin
 from service.store.postgres.webhooks import WebhooksMixin
 
 _SIGNING_KEY = "signing"
@@ -33,6 +34,7 @@ class PostgresStore(
     SocketHoldsMixin,
     TasksMixin,
     WebhooksMixin,
+    VoicesMixin,
 ):
     """Made by `open_postgres`; `clock` is the database's clock (see clock.py)."""
 

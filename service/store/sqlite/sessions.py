@@ -6,7 +6,13 @@ import sqlite3
 
 from service.domain.models import Session, UsageFilter, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
-from service.store.rows import SESSION_FIELDS, USAGE_COLUMNS, session_of, session_values
+from service.store.rows import (
+    SESSION_FIELDS,
+    USAGE_COLUMNS,
+    session_of,
+    session_values,
+    usage_totals_of,
+)
 from service.store.sqlite.base import SqliteBase, after_clause
 
 _SESSION = f"{', '.join(SESSION_FIELDS)} FROM sessions"
@@ -124,12 +130,7 @@ class SessionsMixin(SqliteBase):
             f" WHERE {where} GROUP BY kind",
             params,
         ).fetchall()
-        by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
-        return UsageTotals(
-            route_conversation_seconds=round(by_kind.get("route_conversation", (0.0, 0.0))[0], 3),
-            session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
-            upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
-        )
+        return usage_totals_of(rows)
 
 
 def _usage_where(owner_id: str, which: UsageFilter) -> tuple[str, list]:

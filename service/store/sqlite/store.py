@@ -8,6 +8,7 @@ from service.store.sqlite.conversations import ConversationsMixin
 from service.store.sqlite.sessions import SessionsMixin
 from service.store.sqlite.sockets import SocketHoldsMixin
 from service.store.sqlite.tasks import TasksMixin
+from service.store.sqlite.voices import VoicesMixin
 from service.store.sqlite.webhooks import WebhooksMixin
 
 
@@ -19,5 +20,6 @@ class SqliteStore(
     SocketHoldsMixin,
     TasksMixin,
     WebhooksMixin,
+    VoicesMixin,
 ):
     """Opened with `SqliteStore(path, now_ms)`; applies pending migrations on open."""

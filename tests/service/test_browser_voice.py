@@ -1,0 +1,130 @@
+"""The conversation page speaks and listens, in Debian's Chromium with a fake microphone that
+plays a WAV the built-in TTS made (`--use-file-for-fake-audio-capture`): the visitor speaks, the
+server's transcript appears as the visitor's message, the reply plays through the Web Audio API
+(the page's audio clock advances) and the portrait's speaking ring follows its visemes, read
+from the audio clock on every frame (within one 60 Hz frame of the sound)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+import engine
+from service.domain.speech import BUILT_IN, Voice
+from service.generators import espeak
+from tests.service.test_browser import CHROMIUM_FLAGS, Problems, last_reply, publish, ready
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the test extra)")
+expect, sync_playwright = sync_api.expect, sync_api.sync_playwright
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+FRAME_S = 1 / 60
+
+
+@pytest.fixture(scope="module")
+def microphone_wav(tmp_path_factory) -> str:
+    speech = espeak.speak("Hello world. This is a test.", Voice(BUILT_IN, "en-us", rate=150))
+    path = tmp_path_factory.mktemp("microphone") / "visitor.wav"
+    path.write_bytes(engine.wav_bytes(speech.pcm, speech.sample_rate))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def server(start_serve_module):
+    return start_serve_module()
+
+
+@pytest.fixture(scope="module")
+def api(server):
+    with httpx.Client(base_url=server.base, headers=server.auth, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def page(microphone_wav):
+    flags = [
+        *CHROMIUM_FLAGS,
+        "--use-fake-device-for-media-stream",
+        "--use-fake-ui-for-media-stream",
+        f"--use-file-for-fake-audio-capture={microphone_wav}",
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+        context = browser.new_context(permissions=["microphone"])
+        page = context.new_page()
+        problems = Problems(page)
+        yield page
+        context.close()
+        browser.close()
+        assert problems.seen == []
+
+
+def _face(page) -> dict:
+    return page.evaluate(
+        "({clock: avatarFace.clock, viseme: avatarFace.viseme, frames: avatarFace.frames,"
+        " timeline: avatarFace.timeline()})"
+    )
+
+
+def _shapes_near(timeline: list[dict], clock: float) -> set[str]:
+    """The visemes the sound shows within one 60 Hz frame of `clock`."""
+    shapes = set()
+    for at in (clock - FRAME_S, clock, clock + FRAME_S):
+        shown = "sil"
+        for sentence in timeline:
+            if sentence["start"] <= at < sentence["end"]:
+                ms = (at - sentence["start"]) * 1000
+                shown = next(
+                    (name for start, name in reversed(sentence["visemes"]) if start <= ms), "sil"
+                )
+        shapes.add(shown)
+    return shapes
+
+
+def test_the_visitor_speaks_and_the_avatar_answers_aloud(api, page):
+    page.goto(publish(api)["url"])
+    ready(page)
+    expect(page.locator("#sound")).to_have_attribute("aria-pressed", "true")
+    mic = page.locator("#mic")
+    mic.click()  # the first gesture: sound may play from now on
+    expect(mic).to_have_attribute("aria-pressed", "true")
+    page.wait_for_timeout(3500)  # the fake microphone plays the sentence (2.5 s) into it
+    mic.click()
+    heard = page.locator(".message.user")
+    expect(heard).to_have_count(1, timeout=30_000)
+    assert heard.text_content().strip()  # PocketSphinx heard words (not necessarily these)
+    reply = last_reply(page)
+    expect(reply).to_contain_text(heard.text_content())
+
+    # The reply plays: the audio clock advances, and each drawn frame shows the sound's shape.
+    samples, opened = [], set()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and len(opened) < 3:
+        face = _face(page)
+        if face["timeline"]:
+            samples.append(face)
+            assert face["viseme"] in _shapes_near(face["timeline"], face["clock"]), face
+            if face["viseme"] != "sil":
+                opened.add(face["viseme"])
+        page.wait_for_timeout(37)
+    assert len(opened) >= 3, samples[-3:]
+    assert samples[-1]["clock"] > samples[0]["clock"]
+    assert samples[-1]["frames"] > samples[0]["frames"]
+
+
+def test_the_sound_toggle_silences_the_voice(api, page):
+    page.goto(publish(api)["url"])
+    ready(page)
+    page.locator("#sound").click()
+    expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
+    page.locator("#message").fill("Say something. Then more.")
+    page.locator("#message").press("Enter")
+    last_reply(page)
+    page.wait_for_timeout(500)
+    assert _face(page)["timeline"] == []  # nothing was queued to play
+    page.reload()  # the choice is remembered
+    ready(page)
+    expect(page.locator("#sound")).to_have_attribute("aria-pressed", "false")
+    page.locator("#sound").click()
