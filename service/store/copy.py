@@ -34,7 +34,7 @@ class TargetNotEmpty(Exception):
 
 
 async def check_empty(store: PostgresStore, files: S3FileStore | None) -> None:
-    async with store._pool.connection() as conn:
+    async with store.connection() as conn:
         for table in (*TABLES, "service_keys"):
             cursor = await conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")
             if (await cursor.fetchone())[0]:
@@ -68,7 +68,7 @@ async def copy_rows(
 ) -> None:  # fmt: skip
     source = connect(database)
     try:
-        async with store._pool.connection() as conn, conn.transaction():
+        async with store.connection() as conn, conn.transaction():
             for table in TABLES:
                 columns = [row[1] for row in source.execute(f"PRAGMA table_info({table})")]
                 names = ", ".join(columns)

@@ -149,17 +149,10 @@ class S3FileStore:
         self._endpoint_url, self._region = endpoint_url, region
         self._spool = spool
         self.presigned = presigned
-        self._client: Any = None
-
-    def __getstate__(self) -> dict:
-        # Picklable for other processes: each makes its own client.
-        return self.__dict__ | {"_client": None}
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            self._client = _client(self._endpoint_url, self._region)
-        return self._client
+        return _client(self._endpoint_url, self._region)
 
     def check(self) -> None:
         """Raise FileStoreUnavailable unless the bucket answers (called at start)."""

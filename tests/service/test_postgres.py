@@ -67,7 +67,7 @@ def test_changes_still_arrive_after_the_listening_connection_drops(database_url)
             await writer.add_owner(Owner("own_1", "alice", 0))
             await writer.add_session(Session("ses_1", "own_1", "av", "m", 0, 10))
             mark = watcher.live_mark()
-            async with writer._pool.connection() as conn:
+            async with writer.connection() as conn:
                 await conn.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                     " WHERE query LIKE 'LISTEN%%' AND pid <> pg_backend_pid()"

@@ -50,6 +50,11 @@ class PostgresBase:
         await self._listener.close()
         await self._pool.close()
 
+    def connection(self) -> Any:
+        """`async with store.connection() as conn`: a pooled autocommit connection, for the
+        tools that work beside the store interface (`store copy`)."""
+        return self._pool.connection()
+
     async def listening(self, timeout_s: float) -> None:
         """Wait until changes made on other nodes reach this store."""
         await self._listener.started(timeout_s)

@@ -40,7 +40,7 @@ class PostgresStore(
 
     async def signing_key(self, now_ms: int) -> bytes:
         """The key every node signs with: made by the first node that asks, then read."""
-        async with self._pool.connection() as conn:
+        async with self.connection() as conn:
             await conn.execute(
                 "INSERT INTO service_keys (name, value, created_ms) VALUES (%s, %s, %s)"
                 " ON CONFLICT (name) DO NOTHING",
