@@ -19,7 +19,6 @@ from service.domain.kinds import task_kind, task_kinds
 from service.domain.models import Task
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
 from service.domain.upscale.results import delete_result
-from service.store.files import LocalFileStore
 from service.workers.tasks import TaskWorker
 from tests.service.conftest import ON_S3, another_store
 
@@ -170,8 +169,6 @@ class _UntilCanceled:
 def test_a_run_cut_short_by_a_crash_leaves_no_partial_output(tasks):
     """The engine writes a result under a temporary name beside it; a worker killed mid-run
     leaves that file, which must go with the result."""
-    if not isinstance(tasks.ctx.files, LocalFileStore):
-        pytest.skip("partial files beside a result are the data dir's (S3: test_file_stores)")
     kind = task_kind("upscale")
 
     async def scenario() -> list[str]:
