@@ -3,13 +3,13 @@ signed links of kept speech files."""
 
 from __future__ import annotations
 
-from litestar import Controller, Request, Router, get, post
+from litestar import Controller, Request, Router
 from litestar.types import ASGIApp
 
 from service.api.blobs import BlobResponse
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.openapi import error_responses
+from service.api.openapi import error_responses, get, post
 from service.domain import speaking
 from service.schemas.speech import (
     STTCreate,

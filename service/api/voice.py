@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, Response, Router, delete, get, post
+from litestar import Controller, Request, Response, Router
 
 from engine import wav_bytes
 from service.api.clone_upload import BODY_LIMIT, receive_clone_form
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
-from service.api.openapi import error_responses
+from service.api.openapi import delete, error_responses, get, post
 from service.api.upload import multipart_body
 from service.domain import cloning, voices
 from service.domain.clone_status import cancel_clone, owned_clone
