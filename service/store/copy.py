@@ -26,7 +26,7 @@ TABLES = (
     "conversation_messages", "voice_profiles",
 )  # fmt: skip
 # The folders of the data dir that hold blobs (not its lock, database, key or spool).
-FILE_FOLDERS = ("uploads", "results", "avatars")
+FILE_FOLDERS = ("uploads", "results", "avatars", "speech")
 
 
 class TargetNotEmpty(Exception):
