@@ -19,6 +19,9 @@ MEASURED = frozenset(
         "session_seconds",
         "size_bytes",
         "queue_position",
+        "output_duration",  # speech: its length depends on the engine's version
+        "tts_seconds",
+        "stt_seconds",
     }
 )
 # The service's ids (service.domain.ids: a known prefix, then 22 URL-safe base64 characters).
