@@ -111,26 +111,26 @@ def _without_content(response: OpenAPIResponse | Reference) -> OpenAPIResponse |
     return OpenAPIResponse(description=response.description, headers=response.headers)
 
 
-def file_download(media_type: str) -> type[Operation]:
-    """An `operation_class` for a file served with `Range` support (`service.api.blobs`): the
-    whole file (200) or one range of it (206), as binary of `media_type`."""
+def file_download(media_type: str, *, ranges: bool = True) -> type[Operation]:
+    """An `operation_class` for a file answered as binary of `media_type`: with `Range`
+    support (`service.api.blobs`) the whole file (200) or one range of it (206); without, the
+    whole file only."""
     binary = OpenAPIMediaType(schema=Schema(type="string", format="binary"))
     content_range = OpenAPIHeader(
         schema=Schema(type="string"), description="The range sent: bytes FIRST-LAST/SIZE."
     )
+    answers = {"200": OpenAPIResponse(description="The file.", content={media_type: binary})}
+    if ranges:
+        answers["206"] = OpenAPIResponse(
+            description="The requested byte range of the file.",
+            content={media_type: binary},
+            headers={"Content-Range": content_range},
+        )
 
     @dataclass
     class FileDownload(ApiOperation):
         def __post_init__(self) -> None:
-            self.responses = {
-                **(self.responses or {}),
-                "200": OpenAPIResponse(description="The file.", content={media_type: binary}),
-                "206": OpenAPIResponse(
-                    description="The requested byte range of the file.",
-                    content={media_type: binary},
-                    headers={"Content-Range": content_range},
-                ),
-            }
+            self.responses = {**(self.responses or {}), **answers}
             super().__post_init__()
 
     return FileDownload

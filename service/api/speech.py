@@ -9,7 +9,7 @@ from litestar.types import ASGIApp
 from service.api.blobs import BlobResponse
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
-from service.api.openapi import error_responses, get, post
+from service.api.openapi import error_responses, file_download, get, post
 from service.domain import speaking
 from service.schemas.speech import (
     STTCreate,
@@ -61,6 +61,7 @@ def speech_router() -> Router:
     speaking.SPEECH_PATH.replace("{speech_id}", "{speech_id:str}"),
     tags=["public"],
     summary="Speech kept for a file_url answer (signed link, no key)",
+    operation_class=file_download("audio/wav"),
     responses=error_responses(403, 410, 416),
 )
 async def speech_file(

@@ -214,12 +214,14 @@ class _Receiver:
 
 
 def multipart_body(
-    file_field: str, file_description: str, text_fields: Mapping[str, str]
+    file_field: str, file_description: str, text_fields: Mapping[str, str], *, repeated=False
 ) -> type[Operation]:
-    """An `operation_class` documenting the multipart form as the request body."""
-    properties: dict[str, Any] = {
-        file_field: {"type": "string", "format": "binary", "description": file_description}
-    }
+    """An `operation_class` documenting the multipart form as the request body; `repeated`:
+    the file part comes several times (an array of files, one part each)."""
+    binary = {"type": "string", "format": "binary"}
+    if repeated:
+        binary = {"type": "array", "items": binary}
+    properties: dict[str, Any] = {file_field: binary | {"description": file_description}}
     for name, description in text_fields.items():
         properties[name] = {"type": "string", "description": description}
     schema = {"type": "object", "properties": properties, "required": [file_field]}

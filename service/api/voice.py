@@ -9,7 +9,7 @@ from engine import wav_bytes
 from service.api.clone_upload import BODY_LIMIT, receive_clone_form
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
-from service.api.openapi import delete, error_responses, get, post
+from service.api.openapi import delete, error_responses, file_download, get, post
 from service.api.upload import multipart_body
 from service.domain import cloning, voices
 from service.domain.clone_status import cancel_clone, owned_clone
@@ -38,6 +38,7 @@ _CLONE_FORM = multipart_body(
         "webhook": "URL told when the task ends",
         "webhook_auth": "token sent with the webhook",
     },
+    repeated=True,
 )
 
 
@@ -106,6 +107,7 @@ def voice_router() -> Router:
     voices.SAMPLE_PATH.replace("{profile_id}", "{profile_id:str}"),
     tags=["public"],
     summary="A voice profile's sample clip (signed link, no key)",
+    operation_class=file_download("audio/wav", ranges=False),
     responses=error_responses(403),
 )
 async def voice_sample(

@@ -8,6 +8,7 @@ be driven. An issue that adds endpoints adds its step to `FLOW`."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import io
 import json
@@ -30,13 +31,14 @@ from openapi_spec_validator import validate
 from tests.service.conftest import mp4_bytes, png_bytes
 
 PACKAGE = "avatar_client"
-# The generator reads only JSON and application/octet-stream answers as they are: the two file
+# The generator reads only JSON and application/octet-stream answers as they are: the file
 # downloads are told to be read as bytes (docs/api.md, "OpenAPI"). No post hooks: the generated
 # code is imported, not kept.
 GENERATOR_CONFIG = {
     "content_type_overrides": {
         "video/mp4": "application/octet-stream",
         "image/png": "application/octet-stream",
+        "audio/wav": "application/octet-stream",
     },
     "post_hooks": [],
 }
@@ -120,6 +122,7 @@ def test_the_generator_warns_of_nothing_and_makes_a_function_per_operation(gener
 NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
+    "cancel_clone": "a race with serve's task workers; tasks' cancel is test_task_runs'",
 }
 HEAD_PREFIX = "head_"
 
@@ -288,6 +291,58 @@ def usage(flow: Flow) -> None:
     assert upscales.totals.session_seconds == 0
 
 
+SAYINGS = (
+    "The weather is nice today.", "I would like a cup of tea, please.",
+    "Where is the nearest station?", "My favourite colour is blue.",
+    "We met at the park on Sunday.", "Please call me tomorrow morning.",
+)  # fmt: skip
+
+
+def _link_query(url: str) -> dict[str, str]:
+    return {name: values[0] for name, values in parse_qs(urlsplit(url).query).items()}
+
+
+def voice(flow: Flow) -> None:
+    """Speech both ways, then a clone of six spoken samples, its profile and its deletion."""
+    m = flow.models
+    premade = flow.call("list_premade_profiles", m.VoiceProfilesEnvelope).data
+    default = flow.call("get_voice_profile", m.VoiceProfileEnvelope, premade[0].id).data
+    clip = flow.call(
+        "voice_sample", flow.generated.types.File, default.id, **_link_query(default.sample_clip)
+    )
+    assert clip.payload.read(4) == b"RIFF"
+    inline = m.TextToSpeechTTSCreateReturnType("b64_audio_str")
+    samples = []
+    for n, text in enumerate(SAYINGS):
+        body = m.TextToSpeechTTSCreate(text=text, voice_profile_id=default.id, return_type=inline)
+        spoken = flow.call("text_to_speech", m.TTSEnvelope, body=body).data
+        wav = base64.b64decode(spoken.b64_audio_str)
+        samples.append(flow.upload(wav, f"s{n}.wav", "audio/wav"))
+    heard = m.SpeechToTextSTTCreate(audio=base64.b64encode(wav).decode())
+    assert flow.call("speech_to_text", m.STTEnvelope, body=heard).data.input_duration > 0
+    linked = m.TextToSpeechTTSCreate(
+        text="Hello.", voice_profile_id=default.id,
+        return_type=m.TextToSpeechTTSCreateReturnType("file_url"),
+    )  # fmt: skip
+    kept = flow.call("text_to_speech", m.TTSEnvelope, body=linked).data
+    found = flow.call(
+        "speech_file", flow.generated.types.File, kept.id, **_link_query(kept.file_url)
+    )
+    assert found.payload.read(4) == b"RIFF"
+    listed = "".join(f"s{n}.wav|{text}\n" for n, text in enumerate(SAYINGS))
+    body = m.CloneVoiceBody(audio_samples=samples, annotation_list=listed, name="Mine")
+    task = flow.call("clone_voice", m.TaskSubmittedEnvelope, body=body).data
+
+    def completed() -> Any:
+        view = flow.call("get_clone_status", m.CloneStatusEnvelope, task.task_id).data
+        return view.status == m.CloneStatusStatus("COMPLETED") and view
+
+    profile_id = flow.poll(completed, timeout=60).profile_id
+    owned = flow.call("list_voice_profiles", m.VoiceProfilesEnvelope).data
+    assert [p.id for p in owned] == [profile_id]
+    flow.call("delete_voice_profile", m.NothingEnvelope, profile_id)
+
+
 def webhooks(flow: Flow) -> None:
     m = flow.models
     secret = flow.call("get_webhook_secret", m.WebhookSecretEnvelope).data.secret
@@ -304,7 +359,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, usage,
-    webhooks, cleanup,
+    voice, webhooks, cleanup,
 ]  # fmt: skip
 
 
