@@ -4,6 +4,7 @@ background workers all open it here, so each process is wired the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import time
@@ -13,9 +14,12 @@ from pathlib import Path
 
 from service.clock import Clock, SystemClock
 from service.domain.context import Context
+from service.domain.files import FileStore
+from service.domain.store import Store
 from service.generators.speech_engines import open_speech
 from service.responders import Responders
 from service.settings import Settings
+from service.store.errors import DatabaseUnavailable
 from service.store.files import LocalFileStore
 from service.store.sqlite import SqliteStore
 
@@ -48,22 +52,61 @@ def _read_key(path: Path) -> bytes:
     raise OSError(f"{path} does not hold a signing key; delete it to make a new one")
 
 
+async def _open_store(
+    settings: Settings, clock: Clock | None, closing: AsyncExitStack
+) -> tuple[Store, Clock, bytes]:
+    """The store, the clock and the signing key. On PostgreSQL every node reads the
+    database's clock (leases written by one node are compared by another) and shares the
+    signing key kept in the database; a clock given (tests) or AVATAR_SIGNING_KEY still wins."""
+    if settings.database_url is None:
+        clock = clock or SystemClock()
+        store = SqliteStore(settings.database_path, clock.now_ms())
+        closing.push_async_callback(store.close)
+        return store, clock, signing_key(settings)
+    try:
+        from service.store.postgres import open_postgres
+    except ImportError as exc:  # the `cluster` extra is not installed
+        raise DatabaseUnavailable(str(exc)) from None
+    pg = await open_postgres(settings.database_url, clock.now_ms() if clock else None)
+    closing.push_async_callback(pg.close)
+    clock = clock or pg.clock
+    key = settings.signing_key.encode() if settings.signing_key else None
+    return pg, clock, key or await pg.signing_key(clock.now_ms())
+
+
+async def open_files(settings: Settings) -> FileStore:
+    """The data dir, or the S3 bucket every node shares (checked: FileStoreUnavailable)."""
+    if settings.s3_bucket is None:
+        return LocalFileStore(settings.data_dir)
+    from service.store.s3 import S3FileStore
+
+    files = S3FileStore(
+        settings.s3_bucket,
+        prefix=settings.s3_prefix,
+        endpoint_url=settings.s3_endpoint_url,
+        region=settings.s3_region,
+        spool=settings.data_dir / "spool",
+        presigned=settings.s3_presigned,
+    )
+    await asyncio.to_thread(files.check)
+    return files
+
+
 @asynccontextmanager
 async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Context]:
     """The context of one process; on exit its background work is drained and the store
     closed (also when a later part cannot be made). Raises OSError or sqlite3.Error when the
-    data dir cannot be opened."""
-    clock = clock or SystemClock()
+    data dir cannot be opened, DatabaseUnavailable or FileStoreUnavailable (OSErrors) when
+    the database or the bucket cannot."""
     async with AsyncExitStack() as closing:
-        store = SqliteStore(settings.database_path, clock.now_ms())
-        closing.push_async_callback(store.close)
+        store, clock, key = await _open_store(settings, clock, closing)
         speech = await closing.enter_async_context(open_speech(settings))
         ctx = Context(
             settings=settings,
             store=store,
-            files=LocalFileStore(settings.data_dir),
+            files=await open_files(settings),
             clock=clock,
-            signing_key=signing_key(settings),
+            signing_key=key,
             responders=Responders(settings),
             speech=speech,
         )

@@ -139,6 +139,26 @@ def _optional(text: str) -> str | None:
     return text or None
 
 
+def _database_url(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    if urlsplit(text).scheme not in ("postgresql", "postgres"):
+        raise ValueError("must be a postgresql://user:password@host:port/database URL")
+    return text
+
+
+ROLES = ("http", "tasks", "sweeper", "webhooks")
+
+
+def _roles(text: str) -> tuple[str, ...]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ROLES]
+    if not names or unknown:
+        raise ValueError(f"must be a comma-separated subset of {','.join(ROLES)}")
+    return tuple(name for name in ROLES if name in names)  # in a fixed order, once each
+
+
 def _word(text: str) -> str:
     if not text.strip():
         raise ValueError("must not be empty")
@@ -354,6 +374,39 @@ class Settings:
             _seconds(zero_ok=False),
             "how often the sweeper closes what ended (sessions, lost runs and conversations)",
         ),
+    )
+    # Scale-out (docs/deploy.md): what several nodes share.
+    database_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _database_url, "PostgreSQL shared by every node (default: SQLite in the data dir)"
+        ),
+    )
+    roles: tuple[str, ...] = field(
+        default=ROLES,
+        metadata=_option(
+            _roles, "what this node runs: http,tasks,sweeper,webhooks or a subset", flag=True
+        ),
+    )
+    s3_bucket: str | None = field(
+        default=None,
+        metadata=_option(
+            _optional, "S3 bucket of uploads, results and images (default: the data dir)"
+        ),
+    )
+    s3_endpoint_url: str | None = field(
+        default=None,
+        metadata=_option(_base_url, "S3-compatible endpoint, e.g. MinIO (default: AWS S3)"),
+    )
+    s3_region: str | None = field(
+        default=None, metadata=_option(_optional, "region of the bucket (default: boto3's)")
+    )
+    s3_prefix: str = field(
+        default="", metadata=_option(str, "key prefix of every object in the bucket")
+    )
+    s3_presigned: bool = field(
+        default=False,
+        metadata=_option(_flag, "result file_url is an S3 presigned GET instead of /files"),
     )
 
     def __post_init__(self) -> None:

@@ -49,9 +49,11 @@ def settings_from(args: argparse.Namespace, names: list[str]):
 def add_service_commands(subparsers: argparse._SubParsersAction) -> None:
     from service.commands.keys import add_keys_command
     from service.commands.serve import add_serve_command
+    from service.commands.store import add_store_command
 
     add_serve_command(subparsers)
     add_keys_command(subparsers)
+    add_store_command(subparsers)
 
 
 __all__ = ["Exit", "SettingsError", "add_service_commands", "setting_argument", "settings_from"]

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from service.commands import Exit, setting_argument, settings_from
 from service.domain.context import Context
 from service.settings import SettingsError
+from service.store.errors import DatabaseUnavailable, FileStoreUnavailable
 
 
 def add_keys_command(subparsers: argparse._SubParsersAction) -> None:
@@ -42,6 +43,9 @@ def _offline(args: argparse.Namespace, action: Callable[[Context], Awaitable[Non
         try:
             async with open_context(settings) as ctx:
                 await action(ctx)
+        except (DatabaseUnavailable, FileStoreUnavailable) as exc:
+            print(f"avatar-service: {exc}", file=sys.stderr)
+            return Exit.FAILED
         except (OSError, sqlite3.Error) as exc:
             print(f"avatar-service: cannot open {settings.database_path}: {exc}", file=sys.stderr)
             return Exit.FAILED

@@ -13,7 +13,8 @@ import textwrap
 
 from service.commands import Exit, setting_argument, settings_from
 from service.commands.guards import DataDirInUse, DataDirLock, PortHold, PortInUse
-from service.settings import Settings, SettingsError, env_name, options
+from service.settings import ROLES, Settings, SettingsError, env_name, options
+from service.store.errors import DatabaseUnavailable, FileStoreUnavailable
 
 _FLAGS = [name for name, _, option in options() if option.flag]
 
@@ -35,7 +36,8 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> None:
         description="Run the service: Granian serving the API and pages, plus its workers.",
         epilog=_environment_help()
         + "\n\nexit status: 0 stopped cleanly, 1 the data dir cannot be opened, 2 a bad flag or"
-        " variable,\n3 the port is already in use, 4 another serve uses the data dir",
+        " variable\nor an unreachable database, 3 the port is already in use, 4 another serve"
+        " uses the data dir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for name in _FLAGS:
@@ -48,11 +50,31 @@ def _fail(message: str, status: Exit) -> int:
     return status
 
 
+def _refusal(settings: Settings) -> str | None:
+    """Why this configuration cannot run as a node, if it cannot."""
+    if settings.roles != ROLES:
+        shown = ",".join(settings.roles)
+        if settings.database_url is None:
+            return (
+                f"--roles {shown} runs part of the service: the other roles must run on other"
+                " nodes sharing one PostgreSQL database (set AVATAR_DATABASE_URL), which SQLite"
+                " cannot be"
+            )
+        if settings.s3_bucket is None:
+            return (
+                f"--roles {shown} runs part of the service: the nodes must share their files"
+                " through an S3 bucket (set AVATAR_S3_BUCKET)"
+            )
+    return None
+
+
 def run_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args, _FLAGS)
     except SettingsError as exc:
         return _fail(str(exc), Exit.USAGE)
+    if (refusal := _refusal(settings)) is not None:
+        return _fail(refusal, Exit.USAGE)
     try:
         lock = DataDirLock(settings.data_dir)
     except DataDirInUse as exc:
@@ -67,7 +89,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _serve_locked(settings: Settings) -> int:
     try:
-        hold = PortHold(settings.host, settings.port)
+        hold = PortHold(settings.host, settings.port) if "http" in settings.roles else None
     except PortInUse as exc:
         return _fail(str(exc), Exit.PORT_IN_USE)
     except OSError as exc:
@@ -75,6 +97,8 @@ def _serve_locked(settings: Settings) -> int:
     try:
         try:
             first_key = asyncio.run(_bootstrap(settings))
+        except (DatabaseUnavailable, FileStoreUnavailable) as exc:
+            return _fail(str(exc), Exit.USAGE)
         except (OSError, sqlite3.Error) as exc:
             return _fail(f"cannot open {settings.database_path}: {exc}", Exit.FAILED)
         _announce(settings, first_key)
@@ -82,20 +106,28 @@ def _serve_locked(settings: Settings) -> int:
         _supervise(settings)
         return Exit.OK
     finally:
-        hold.release()
+        if hold is not None:
+            hold.release()
 
 
 async def _bootstrap(settings: Settings) -> str | None:
-    """Make the first key of an empty data dir, and take back what a previous run left
-    running (the data dir's lock says no worker of it is alive)."""
+    """Make the first key of an empty store, and take back what a previous run left running
+    (the data dir's lock says no worker of it is alive). A database shared with other nodes
+    may hold their running work: there, what this node left lapses with its leases."""
     from service.domain.janitor import recover_after_restart
     from service.domain.keys import bootstrap
     from service.domain.kinds import task_kinds
     from service.runtime import open_context
 
     async with open_context(settings) as ctx:
-        await recover_after_restart(ctx, task_kinds())
-        return await bootstrap(ctx.store, ctx.clock)
+        if settings.database_url is None:
+            await recover_after_restart(ctx, task_kinds())
+        try:
+            return await bootstrap(ctx.store, ctx.clock)
+        except Exception:
+            if await ctx.store.count_owners():  # another node made the first key meanwhile
+                return None
+            raise
 
 
 def _announce(settings: Settings, first_key: str | None) -> None:
@@ -104,9 +136,14 @@ def _announce(settings: Settings, first_key: str | None) -> None:
         print(first_key, flush=True)
         return
     command = f"avatar-service keys create --owner default --data-dir {settings.data_dir}"
+    where = f"the data dir {settings.data_dir}"
+    if settings.database_url is not None:
+        from service.store.postgres import describe
+
+        where = f"the database at {describe(settings.database_url)}"
     print(
         textwrap.dedent(f"""\
-        Using the data dir {settings.data_dir}; its first API key was printed when it was made.
+        Using {where}; its first API key was printed when it was made.
         Lost it? Make another: {command}"""),
         flush=True,
     )
@@ -115,7 +152,8 @@ def _announce(settings: Settings, first_key: str | None) -> None:
 def _export(settings: Settings) -> None:
     """Granian workers build the app from the environment: pass the flags on through it."""
     for name in _FLAGS:
-        os.environ[env_name(name)] = str(getattr(settings, name))
+        value = getattr(settings, name)
+        os.environ[env_name(name)] = ",".join(value) if isinstance(value, tuple) else str(value)
 
 
 def _supervise(settings: Settings) -> None:
@@ -126,13 +164,13 @@ def _supervise(settings: Settings) -> None:
     from service.workers.webhooks import run_webhook_sender
 
     configure_logging()
-    roles = [
-        Role("avatar-http", run_http, (settings,)),
-        Role("avatar-sweeper", run_sweeper, (settings,)),
-        Role("avatar-webhooks", run_webhook_sender, (settings,)),
-        *(
+    processes = {
+        "http": [Role("avatar-http", run_http, (settings,))],
+        "sweeper": [Role("avatar-sweeper", run_sweeper, (settings,))],
+        "webhooks": [Role("avatar-webhooks", run_webhook_sender, (settings,))],
+        "tasks": [
             Role(f"avatar-task-{n}", run_task_worker, (settings,))
             for n in range(1, settings.task_workers + 1)
-        ),
-    ]
-    Supervisor(roles).run()
+        ],
+    }
+    Supervisor([role for name in settings.roles for role in processes[name]]).run()

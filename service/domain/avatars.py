@@ -7,8 +7,8 @@ import asyncio
 
 from service.domain.context import Context
 from service.domain.errors import NotFound, ValidationFailed, echo
-from service.domain.files import avatar_key, image_upload_key
-from service.domain.images import reencode_png
+from service.domain.files import FileStore, avatar_key, image_upload_key
+from service.domain.images import EncodedImage, reencode_png
 from service.domain.models import Avatar
 from service.domain.ownership import require_owned
 from service.domain.pagination import MAX_UNPAGED, UNPAGED, PageRequest, Position, next_cursor
@@ -24,17 +24,19 @@ def _check_name(name: str | None) -> str | None:
     return name
 
 
+def _reencode_stored(files: FileStore, key: str) -> EncodedImage:
+    with files.local_copy(key) as path:
+        return reencode_png(path.read_bytes())
+
+
 async def upload_avatar(ctx: Context, owner_id: str, avatar_id: str, name: str | None) -> Avatar:
     """Make avatar `avatar_id` of the image uploaded for it (under `image_upload_key`),
     decoded and re-encoded as PNG; the upload itself is removed whatever happens."""
     key = image_upload_key(avatar_id)
     try:
         name = _check_name(name or None)
-        with ctx.files.local_copy(key) as path:
-            # Decoding and encoding are CPU work; keep them off the event loop.
-            encoded = await asyncio.to_thread(
-                reencode_png, await asyncio.to_thread(path.read_bytes)
-            )
+        # Fetching, decoding and encoding block: keep them off the event loop.
+        encoded = await asyncio.to_thread(_reencode_stored, ctx.files, key)
     finally:
         await ctx.files.delete(key)
     avatar = Avatar(

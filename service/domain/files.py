@@ -1,6 +1,7 @@
 """The file store interface: named blobs the service keeps (uploaded inputs, results, avatar
-images). A local directory implements it today (`service.store.files`); an S3-compatible store
-can implement it later. Keys are built here, so no caller knows where a blob lives."""
+images). A local directory (`service.store.files`) or an S3-compatible bucket
+(`service.store.s3`) implements it. Keys are built here, so no caller knows where a blob
+lives."""
 
 from __future__ import annotations
 
@@ -75,4 +76,9 @@ class FileStore(Protocol):
 
     async def stale(self, prefix: str, older_than_ms: int) -> list[str]:
         """Keys under `prefix` last written before `older_than_ms` (for the janitor)."""
+        ...
+
+    def direct_link(self, key: str, expires_ms: int, now_ms: int) -> str | None:
+        """An absolute URL the store itself serves the blob at until `expires_ms` (at the
+        latest), when it is set up to give one; else None (links go through the service)."""
         ...

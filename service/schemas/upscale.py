@@ -64,7 +64,7 @@ class UpscaleTask(TaskView, kw_only=True):
     @classmethod
     def of(cls, state: UpscaleState, base_url: str) -> UpscaleTask:
         """The view of the task's `state`, with links under `base_url` (AVATAR_PUBLIC_URL,
-        else the scheme and host of the request)."""
+        else the scheme and host of the request) unless the file store gave an absolute one."""
         task, link = state.task, state.result_link
         completed = task.status == COMPLETED and task.result is not None
         return cls(
@@ -72,7 +72,7 @@ class UpscaleTask(TaskView, kw_only=True):
             resolution=task.params["resolution"],
             filter=task.params.get("filter", _UNSET),
             input=_input(task.input or {}),
-            result=_UNSET if link is None else _result(task, base_url + link),
+            result=_UNSET if link is None else _result(task, _absolute(base_url, link)),
             billing=_billing(task) if completed else _UNSET,
             error=error_view(task),
         )
@@ -95,6 +95,11 @@ def _result(task: models.Task, file_url: str) -> UpscaleResult:
             **{name: output[name] for name in UpscaleOutput.__struct_fields__ if name in output},
         )
     )
+
+
+def _absolute(base_url: str, link: str) -> str:
+    """A signed path goes under `base_url`; a file store's own link (S3) is absolute."""
+    return link if "://" in link else base_url + link
 
 
 class UpscaleTaskEnvelope(msgspec.Struct):

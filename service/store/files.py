@@ -108,6 +108,9 @@ class LocalFileStore:
             path.unlink(missing_ok=True)
             raise
 
+    def direct_link(self, key: str, expires_ms: int, now_ms: int) -> None:
+        return None  # the data dir is served only through the service's signed links
+
     def free_bytes(self) -> int:
         """What an unprivileged process may still write on the directory's file system."""
         self._root.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ from service.app import create_app
 from service.clock import ManualClock
 from service.domain.keys import create_key
 from service.settings import load_settings
+from tests.service.stack import PostgresCluster, S3Server, postgres_bin
 
 
 class Api:
@@ -242,11 +243,19 @@ def receiver(make_receiver) -> Receiver:
 
 
 @pytest.fixture
-def make_api(tmp_path: Path) -> Iterator[Callable[..., Api]]:
-    """Build an app with settings overrides (e.g. `session_warmup_s=5`)."""
+def make_api(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Api]]:
+    """Build an app with settings overrides (e.g. `session_warmup_s=5`); on the cluster stack
+    (see `ON_POSTGRES`) each app gets a database and a bucket prefix of its own."""
     clients: list[TestClient] = []
 
     def build(**overrides) -> Api:
+        if ON_POSTGRES:
+            overrides.setdefault("database_url", request.getfixturevalue("database_url"))
+        if ON_S3:
+            s3 = load_settings(request.getfixturevalue("s3_env"))
+            overrides.setdefault("s3_bucket", s3.s3_bucket)
+            overrides.setdefault("s3_endpoint_url", s3.s3_endpoint_url)
+            overrides.setdefault("s3_prefix", s3.s3_prefix)
         settings = load_settings({}, data_dir=tmp_path / f"data{len(clients)}", **overrides)
         clock = ManualClock()
         client = TestClient(create_app(settings, clock))
@@ -383,13 +392,14 @@ def serve_starter(base: Path) -> Iterator[Callable[..., LiveServer]]:
         )
         processes.append(process)
         banner = process.stdout.readline()
-        assert "default" in banner or "Using the data dir" in banner, banner + process.stdout.read()
+        assert "default" in banner or "Using the " in banner, banner + process.stdout.read()
         banner += process.stdout.readline()
         key = banner.splitlines()[1].strip() if banner.startswith("Created") else None
         server = LiveServer(f"http://127.0.0.1:{port}", port, key, banner, data_dir, env, process)
         # Keep reading what serve prints, so a full pipe never blocks it.
         threading.Thread(target=_drain, args=(process.stdout, server.log), daemon=True).start()
-        poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
+        if "http" in env.get("AVATAR_ROLES", "http"):  # a node without it serves no HTTP
+            poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
         return server
 
     try:
@@ -411,3 +421,96 @@ def start_serve_module(tmp_path_factory) -> Iterator[Callable[..., LiveServer]]:
     """`serve_starter` for a whole test module (servers shared by its tests)."""
     with serve_starter(tmp_path_factory.mktemp("serve")) as start:
         yield start
+
+
+# The cluster stack. AVATAR_TEST_STACK=postgres,s3 (what .ci/run sets for its second, smaller
+# run) moves every app that `make_api` builds onto PostgreSQL and an S3 bucket (either alone
+# when named alone); without it, only the tests that ask for `database_url` or `s3_env` (the
+# store contract tests, the multi-node tests) use them, and the PostgreSQL ones skip where its
+# binaries are missing (`apt-get install postgresql`).
+_STACK = set(os.environ.get("AVATAR_TEST_STACK", "").split(","))
+ON_POSTGRES, ON_S3 = "postgres" in _STACK, "s3" in _STACK
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the whole run; tests take a database each."""
+    if postgres_bin() is None:
+        if ON_POSTGRES:
+            raise RuntimeError("AVATAR_TEST_STACK=postgres but no PostgreSQL binaries")
+        pytest.skip("no PostgreSQL binaries in /usr/lib/postgresql (apt-get install postgresql)")
+    cluster = PostgresCluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def database_url(postgres_cluster: PostgresCluster) -> str:
+    """The URL of a new, empty database."""
+    return postgres_cluster.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """`await open_store()` opens another store on one database of the backend under test:
+    several open at once stand for several processes (or nodes) sharing it."""
+    if request.param == "sqlite":
+        from service.store.sqlite import SqliteStore
+
+        path = tmp_path / "store.db"
+
+        async def sqlite_store():
+            return SqliteStore(path, 0)
+
+        return sqlite_store
+    from service.store.postgres import open_postgres
+
+    url = request.getfixturevalue("database_url")
+
+    async def postgres_store():
+        return await open_postgres(url, 0)
+
+    return postgres_store
+
+
+async def eventually(check: Callable, timeout: float = 1.0):
+    """Await `check()` until it returns something truthy: what another store changed reaches
+    a PostgreSQL store by notification, a few milliseconds after the commit."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while not (result := await check()):
+        assert time.monotonic() < deadline, "not reached in time"
+        await asyncio.sleep(0.005)
+    return result
+
+
+async def another_store(settings):
+    """A second store on the database of `settings` (another process, or node, using it)."""
+    if settings.database_url is not None:
+        from service.store.postgres import open_postgres
+
+        return await open_postgres(settings.database_url)
+    from service.store.sqlite import SqliteStore
+
+    return SqliteStore(settings.database_path, 0)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """One S3 server (moto's, over HTTP on loopback) for the whole run; tests take a prefix."""
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """AVATAR_S3_* and AWS_* variables of a prefix of its own in the test bucket (set in this
+    process too, for the stores the test opens itself)."""
+    import secrets
+
+    env = s3_server.env(f"t{secrets.token_hex(4)}")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from service.domain.files import avatar_key
 from service.domain.sessions import sweep
 
 
@@ -198,11 +199,16 @@ def test_stop_of_a_timed_out_unswept_session_bills_the_maximum(make_api):
 @pytest.mark.parametrize("damage", ["missing", "corrupt"])
 def test_session_whose_avatar_cannot_load_stops_with_error(api, alice, wait_until, damage):
     avatar_id = api.avatar(alice)["avatar_id"]
-    path = api.ctx.settings.data_dir / "avatars" / f"{avatar_id}.png"
-    if damage == "missing":
-        path.unlink()
-    else:
-        path.write_bytes(path.read_bytes()[:20])
+    files, key = api.ctx.files, avatar_key(avatar_id)
+
+    async def spoil() -> None:
+        if damage == "missing":
+            await files.delete(key)
+        else:
+            await files.put(key, b"".join([chunk async for chunk in files.read(key, 0, 20)]))
+
+    with api.client.portal() as portal:
+        portal.call(spoil)
     sid = start(api, alice, avatar_id=avatar_id).json()["data"]["session"]["session_id"]
     wait_until(lambda: session_of(api, alice, sid)["status"] == "stopped")
     assert session_of(api, alice, sid)["stop_reason"] == "error"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 import pytest
 
@@ -33,9 +32,11 @@ def submitted(api, auth, video: bytes, resolution: str = "1080p", **kwargs) -> d
 
 
 def uploads(api) -> list[str]:
-    """Every file in the uploads folder, partial ones (dot files) included."""
-    folder = api.ctx.settings.data_dir / "uploads"
-    return sorted(os.listdir(folder)) if folder.exists() else []
+    """The name of every upload in the file store, partial ones (a dot file in the data dir,
+    an unfinished multipart upload on S3) included."""
+    with api.client.portal() as portal:
+        keys = portal.call(api.ctx.files.stale, "uploads/", 2**62)
+    return sorted(key.rpartition("/")[2] for key in keys)
 
 
 def run_next(api) -> None:

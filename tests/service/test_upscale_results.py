@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import av
 import pytest
 
+from service.domain.files import result_key
 from tests.service.test_upscale import UPSCALE, run_next, submitted
 
 URL_TTL_S = 600
@@ -32,8 +33,11 @@ def file_url(api, auth, task_id: str) -> str:
     return response.json()["data"]["result"]["output"]["file_url"]
 
 
-def result_path(api, task_id: str):
-    return api.ctx.settings.data_dir / "results" / task_id / "output.mp4"
+def result_kept(api, task_id: str) -> bool:
+    """Whether the file store holds the task's result (or, in the data dir, its folder)."""
+    with api.client.portal() as portal:
+        size = portal.call(api.ctx.files.size, result_key(task_id))
+    return size is not None or (api.ctx.settings.data_dir / "results" / task_id).exists()
 
 
 def fetch(api, url: str, **headers):
@@ -142,13 +146,12 @@ def test_after_readable_until_the_status_and_the_file_answer_410(done):
     api.clock.advance(RESULT_TTL_S - URL_TTL_S)
     url = file_url(api, auth, task_id)  # a link valid right up to readable_until
     api.clock.advance(URL_TTL_S)
-    assert result_path(api, task_id).exists()
+    assert result_kept(api, task_id)
     # The result's availability is checked before the link's own expiry (410, not 403).
     gone = fetch(api, url)
     assert gone.status_code == 410, gone.text
     assert error_code(gone) == "RESULT_EXPIRED"
-    assert not result_path(api, task_id).exists()
-    assert not result_path(api, task_id).parent.exists()
+    assert not result_kept(api, task_id)
     status = api.get(f"{UPSCALE}/{task_id}", auth)
     assert status.status_code == 410 and error_code(status) == "RESULT_EXPIRED"
     listed = api.get(UPSCALE, auth).json()["data"]["items"][0]
@@ -162,7 +165,7 @@ def test_the_status_call_answers_410_at_readable_until_even_before_the_sweep(don
     api.clock.advance(RESULT_TTL_S)
     status = api.get(f"{UPSCALE}/{task_id}", auth)
     assert status.status_code == 410, status.text
-    assert result_path(api, task_id).exists()  # a read writes nothing; the sweeper deletes it
+    assert result_kept(api, task_id)  # a read writes nothing; the sweeper deletes it
 
 
 def test_delete_removes_the_result_early(done):
@@ -172,7 +175,7 @@ def test_delete_removes_the_result_early(done):
     view = deleted.json()["data"]
     assert view["status"] == "COMPLETED" and "result" not in view
     assert view["billing"] == {"billable_seconds": 5.0}
-    assert not result_path(api, task_id).exists()
+    assert not result_kept(api, task_id)
     status = api.get(f"{UPSCALE}/{task_id}", auth)
     assert status.status_code == 410 and "deleted" in status.json()["error"]["message"]
     assert error_code(fetch(api, url)) == "RESULT_EXPIRED"

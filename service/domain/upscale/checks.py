@@ -10,7 +10,7 @@ from typing import Any
 import engine
 from service.domain.context import Context
 from service.domain.errors import InvalidVideo, TargetNotLarger, ValidationFailed
-from service.domain.files import upload_key
+from service.domain.files import FileStore, upload_key
 from service.domain.models import WebhookTarget
 from service.domain.webhooks import check_target
 
@@ -82,8 +82,13 @@ def _inspect(path: str, resolution: str, max_bytes: int) -> dict[str, Any]:
 
 async def inspect_upload(ctx: Context, task_id: str, resolution: str) -> dict[str, Any]:
     """The uploaded video's facts (its headers checked against every input limit, then the
-    box fit); raises InvalidVideo or TargetNotLarger."""
-    with ctx.files.local_copy(upload_key(task_id)) as path:
-        return await asyncio.to_thread(
-            _inspect, str(path), resolution, ctx.settings.max_upload_bytes
-        )
+    box fit); raises InvalidVideo or TargetNotLarger. In a thread: the file store may have
+    to fetch the upload first."""
+    return await asyncio.to_thread(
+        _inspect_stored, ctx.files, upload_key(task_id), resolution, ctx.settings.max_upload_bytes
+    )
+
+
+def _inspect_stored(files: FileStore, key: str, resolution: str, max_bytes: int) -> dict:
+    with files.local_copy(key) as path:
+        return _inspect(str(path), resolution, max_bytes)

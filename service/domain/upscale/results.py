@@ -35,14 +35,19 @@ def _gone(task: Task, now_ms: int) -> bool:
 
 
 def result_link(ctx: Context, task: Task) -> str | None:
-    """A freshly signed path (with query) to the task's file, valid for AVATAR_URL_TTL_S and
-    never past `readable_until`; None while the result is not readable."""
+    """A fresh link to the task's file, valid for AVATAR_URL_TTL_S and never past
+    `readable_until`: the file store's own absolute URL when it gives one (S3 presigned), else
+    a signed path (with query) under the service's base; None while the result is not
+    readable."""
     now = ctx.clock.now_ms()
     if not readable(task, now):
         return None
     expires_ms = now + round(ctx.settings.url_ttl_s * 1000)
     if task.readable_until_ms is not None:
         expires_ms = min(expires_ms, task.readable_until_ms)
+    direct = ctx.files.direct_link(result_key(task.task_id), expires_ms, now)
+    if direct is not None:
+        return direct
     return signed_path(ctx.signing_key, result_path(task.task_id), expires_ms // 1000)
 
 

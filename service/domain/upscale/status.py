@@ -21,7 +21,7 @@ class UpscaleState:
 
     task: Task
     queue_position: int | None  # 1 = next; None once it left the queue
-    result_link: str | None  # a signed path to its result, while that is readable
+    result_link: str | None  # a link to its result (signed path or absolute), while readable
 
 
 async def upscale_state(ctx: Context, task: Task) -> UpscaleState:

@@ -7,22 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import msgspec
-
 from service.domain.pagination import PageRequest
 from service.store.sqlite.changes import ChangeMarker, MarkedCache
 from service.store.sqlite.connection import connect, migrate
 from service.store.sqlite.writer import Writer
 
 T = TypeVar("T")
-
-
-def dump_json(value: Any) -> str | None:
-    return None if value is None else msgspec.json.encode(value).decode()
-
-
-def load_json(text: str | None) -> Any:
-    return None if text is None else msgspec.json.decode(text)
 
 
 def after_clause(page: PageRequest, time_column: str, id_column: str) -> tuple[str, list]:

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import sqlite3
 
-import msgspec
-
 from service.domain.models import Agent, Avatar, Route
 from service.domain.pagination import PageRequest
-from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
+from service.store.rows import (
+    AGENT_FIELDS,
+    AVATAR_COLUMNS,
+    ROUTE_COLUMNS,
+    agent_of,
+    agent_values,
+)
+from service.store.sqlite.base import SqliteBase, after_clause
 
-_AVATAR = "avatar_id, owner_id, name, width, height, source, created_ms FROM avatars"
-_AGENT_FIELDS = (
-    "agent_id", "owner_id", "name", "created_ms", "updated_ms", "avatar_id", "voice_id",
-    "instruction", "llm_model", "model", "greeting", "tools", "description", "runtime_kind",
-    "custom_agent_url", "custom_agent_protocol", "custom_agent_bearer_token",
-)  # fmt: skip
-_AGENT = f"{', '.join(_AGENT_FIELDS)} FROM agents"
+_AVATAR = f"{AVATAR_COLUMNS} FROM avatars"
+_AGENT = f"{', '.join(AGENT_FIELDS)} FROM agents"
 # Ids per `IN (...)` list, well under SQLite's limit on bound parameters.
 _IN_BATCH = 500
-_ROUTE = (
-    "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
-    " FROM routes"
-)
+_ROUTE = f"{ROUTE_COLUMNS} FROM routes"
 # A change moves changed_ms forward and counts one more version. The times never go back past
 # the creation or an earlier change, even if the wall clock does: clients check
 # created <= revoked <= updated.
@@ -39,11 +36,6 @@ _STATUS_SQL = {
 
 def _avatar(row: tuple) -> Avatar:
     return Avatar(*row)
-
-
-def _agent(row: tuple) -> Agent:
-    values = dict(zip(_AGENT_FIELDS, row, strict=True))
-    return Agent(**values | {"tools": load_json(values["tools"])})
 
 
 def _route(row: tuple) -> Route:
@@ -67,22 +59,17 @@ def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> A
     return None if row is None else _avatar(row)
 
 
-def _agent_values(agent: Agent) -> dict:
-    values = msgspec.structs.asdict(agent)
-    return values | {"tools": dump_json(agent.tools)}
-
-
 def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
-    names = ", ".join(_AGENT_FIELDS)
-    marks = ", ".join(f":{name}" for name in _AGENT_FIELDS)
-    conn.execute(f"INSERT INTO agents ({names}) VALUES ({marks})", _agent_values(agent))
+    names = ", ".join(AGENT_FIELDS)
+    marks = ", ".join(f":{name}" for name in AGENT_FIELDS)
+    conn.execute(f"INSERT INTO agents ({names}) VALUES ({marks})", agent_values(agent))
 
 
 def _replace_agent(conn: sqlite3.Connection, agent: Agent) -> bool:
-    assigns = ", ".join(f"{name} = :{name}" for name in _AGENT_FIELDS if name != "agent_id")
+    assigns = ", ".join(f"{name} = :{name}" for name in AGENT_FIELDS if name != "agent_id")
     cursor = conn.execute(
         f"UPDATE agents SET {assigns} WHERE agent_id = :agent_id AND deleted_ms IS NULL",
-        _agent_values(agent),
+        agent_values(agent),
     )
     return cursor.rowcount == 1
 
@@ -99,7 +86,7 @@ def _delete_agent(conn: sqlite3.Connection, owner_id: str, agent_id: str, now_ms
         f"UPDATE routes SET {_REVOKE} WHERE agent_id = :agent AND revoked_ms IS NULL",
         {"now": now_ms, "agent": agent_id},
     )
-    return _agent(row)
+    return agent_of(row)
 
 
 def _insert_route(conn: sqlite3.Connection, r: Route) -> bool:
@@ -172,7 +159,7 @@ class CatalogMixin(SqliteBase):
         agent = self._agent_cache.get(agent_id, mark)
         if agent is None:
             sql = f"SELECT {_AGENT} WHERE agent_id = ? AND deleted_ms IS NULL"
-            agent = self._one(sql, (agent_id,), _agent)
+            agent = self._one(sql, (agent_id,), agent_of)
             if agent is not None:
                 self._agent_cache.put(agent_id, mark, agent)
         return agent
@@ -183,7 +170,7 @@ class CatalogMixin(SqliteBase):
             f"SELECT {_AGENT} WHERE owner_id = ? AND deleted_ms IS NULL{cond}"
             " ORDER BY created_ms DESC, agent_id DESC LIMIT ?"
         )
-        return self._all(sql, [owner_id, *params, page.limit + 1], _agent)
+        return self._all(sql, [owner_id, *params, page.limit + 1], agent_of)
 
     async def replace_agent(self, agent: Agent) -> bool:
         replaced = await self._write(_replace_agent, agent)

@@ -8,19 +8,12 @@ import msgspec
 
 from service.domain.models import Conversation, Message, UsageRecord
 from service.domain.pagination import PageRequest
+from service.store.rows import CONVERSATION_FIELDS, MESSAGE_COLUMNS, conversation_of
 from service.store.sqlite.base import SqliteBase, after_clause
 from service.store.sqlite.sessions import insert_usage
 
-_FIELDS = (
-    "conversation_id", "owner_id", "started_ms", "alive_ms", "route_id", "session_id",
-    "ended_ms", "end_reason",
-)  # fmt: skip
-_SELECT = f"SELECT {', '.join(_FIELDS)} FROM conversations"
-_MESSAGE = "SELECT conversation_id, seq, role, text, at_ms FROM conversation_messages"
-
-
-def _conversation(row: tuple) -> Conversation:
-    return Conversation(*row)
+_SELECT = f"SELECT {', '.join(CONVERSATION_FIELDS)} FROM conversations"
+_MESSAGE = f"SELECT {MESSAGE_COLUMNS} FROM conversation_messages"
 
 
 def _message(row: tuple) -> Message:
@@ -28,8 +21,8 @@ def _message(row: tuple) -> Message:
 
 
 def _insert(conn: sqlite3.Connection, c: Conversation) -> None:
-    marks = ", ".join("?" * len(_FIELDS))
-    sql = f"INSERT INTO conversations ({', '.join(_FIELDS)}) VALUES ({marks})"
+    marks = ", ".join("?" * len(CONVERSATION_FIELDS))
+    sql = f"INSERT INTO conversations ({', '.join(CONVERSATION_FIELDS)}) VALUES ({marks})"
     conn.execute(sql, msgspec.structs.astuple(c))
     if c.session_id is not None:
         _session_seen(conn, c.session_id, c.started_ms)
@@ -95,7 +88,7 @@ def _delete(conn: sqlite3.Connection, owner_id: str, conversation_id: str, now_m
         (now_ms, conversation_id),
     )
     conn.execute("DELETE FROM conversation_messages WHERE conversation_id = ?", (conversation_id,))
-    return _conversation(row)
+    return conversation_of(row)
 
 
 class ConversationsMixin(SqliteBase):
@@ -104,7 +97,7 @@ class ConversationsMixin(SqliteBase):
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         sql = f"{_SELECT} WHERE conversation_id = ? AND deleted_ms IS NULL"
-        return self._one(sql, (conversation_id,), _conversation)
+        return self._one(sql, (conversation_id,), conversation_of)
 
     async def list_conversations(
         self,
@@ -120,7 +113,7 @@ class ConversationsMixin(SqliteBase):
                 sql, params = f"{sql} AND {column} = ?", [*params, value]
         cond, after = after_clause(page, "started_ms", "conversation_id")
         sql += f"{cond} ORDER BY started_ms DESC, conversation_id DESC LIMIT ?"
-        return self._all(sql, [*params, *after, page.limit + 1], _conversation)
+        return self._all(sql, [*params, *after, page.limit + 1], conversation_of)
 
     async def add_message(self, message: Message, session_id: str | None) -> None:
         await self._write(_add_message, message, session_id)
@@ -149,7 +142,7 @@ class ConversationsMixin(SqliteBase):
         self, alive_before_ms: int, limit: int
     ) -> list[Conversation]:
         sql = f"{_SELECT} WHERE ended_ms IS NULL AND alive_ms < ? LIMIT ?"
-        return self._all(sql, (alive_before_ms, limit), _conversation)
+        return self._all(sql, (alive_before_ms, limit), conversation_of)
 
     async def delete_conversation(
         self, owner_id: str, conversation_id: str, now_ms: int

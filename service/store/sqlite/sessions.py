@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 
-import msgspec
-
 from service.domain.models import Session, UsageFilter, UsageRecord, UsageTotals
 from service.domain.pagination import PageRequest
-from service.store.sqlite.base import SqliteBase, after_clause, dump_json, load_json
-
-_SESSION_FIELDS = (
-    "session_id", "owner_id", "avatar_id", "model", "created_ms", "max_end_ms", "voice_id",
-    "llm_model", "instruction", "tools", "ready_ms", "stopped_ms", "stop_reason",
-    "idle_timeout_min", "use_beta", "last_active_ms",
-)  # fmt: skip
-_SESSION = f"{', '.join(_SESSION_FIELDS)} FROM sessions"
-_USAGE = (
-    "usage_id, owner_id, kind, ref_id, started_ms, ended_ms, seconds, billable_seconds,"
-    " route_id FROM usage_records"
+from service.store.rows import (
+    SESSION_FIELDS,
+    USAGE_COLUMNS,
+    session_of,
+    session_values,
+    usage_totals_of,
 )
+from service.store.sqlite.base import SqliteBase, after_clause
 
-
-def _session(row: tuple) -> Session:
-    values = dict(zip(_SESSION_FIELDS, row, strict=True))
-    return Session(
-        **values | {"tools": load_json(values["tools"]), "use_beta": bool(values["use_beta"])}
-    )
+_SESSION = f"{', '.join(SESSION_FIELDS)} FROM sessions"
+_USAGE = f"{USAGE_COLUMNS} FROM usage_records"
 
 
 def _usage(row: tuple) -> UsageRecord:
@@ -34,9 +24,9 @@ def _usage(row: tuple) -> UsageRecord:
 
 
 def _insert_session(conn: sqlite3.Connection, session: Session) -> None:
-    values = msgspec.structs.asdict(session) | {"tools": dump_json(session.tools)}
-    names = ", ".join(_SESSION_FIELDS)
-    marks = ", ".join(f":{name}" for name in _SESSION_FIELDS)
+    values = session_values(session)
+    names = ", ".join(SESSION_FIELDS)
+    marks = ", ".join(f":{name}" for name in SESSION_FIELDS)
     conn.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", values)
 
 
@@ -76,7 +66,7 @@ class SessionsMixin(SqliteBase):
         await self._write(_insert_session, session)
 
     async def get_session(self, session_id: str) -> Session | None:
-        return self._one(f"SELECT {_SESSION} WHERE session_id = ?", (session_id,), _session)
+        return self._one(f"SELECT {_SESSION} WHERE session_id = ?", (session_id,), session_of)
 
     async def list_open_sessions(
         self, owner_id: str, page: PageRequest, *, now_ms: int
@@ -86,7 +76,7 @@ class SessionsMixin(SqliteBase):
             f"SELECT {_SESSION} WHERE owner_id = ? AND stopped_ms IS NULL AND max_end_ms > ?"
             f"{cond} ORDER BY created_ms DESC, session_id DESC LIMIT ?"
         )
-        return self._all(sql, [owner_id, now_ms, *params, page.limit + 1], _session)
+        return self._all(sql, [owner_id, now_ms, *params, page.limit + 1], session_of)
 
     async def mark_session_ready(self, session_id: str, ready_ms: int) -> None:
         if await self._write(_mark_ready, session_id, ready_ms):
@@ -105,7 +95,7 @@ class SessionsMixin(SqliteBase):
 
     async def sessions_past_max(self, now_ms: int, limit: int) -> list[Session]:
         sql = f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND max_end_ms <= ? LIMIT ?"
-        return self._all(sql, (now_ms, limit), _session)
+        return self._all(sql, (now_ms, limit), session_of)
 
     async def idle_sessions(self, now_ms: int, limit: int) -> list[Session]:
         """Open sessions past their idle timeout with no conversation open."""
@@ -116,14 +106,14 @@ class SessionsMixin(SqliteBase):
             " AND NOT EXISTS (SELECT 1 FROM conversations c"
             " WHERE c.session_id = sessions.session_id AND c.ended_ms IS NULL) LIMIT ?"
         )
-        return self._all(sql, (now_ms, now_ms, limit), _session)
+        return self._all(sql, (now_ms, now_ms, limit), session_of)
 
     async def unprepared_sessions(self, created_before_ms: int, limit: int) -> list[Session]:
         sql = (
             f"SELECT {_SESSION} WHERE stopped_ms IS NULL AND ready_ms IS NULL"
             " AND created_ms < ? LIMIT ?"
         )
-        return self._all(sql, (created_before_ms, limit), _session)
+        return self._all(sql, (created_before_ms, limit), session_of)
 
     async def list_usage(
         self, owner_id: str, which: UsageFilter, page: PageRequest
@@ -140,14 +130,7 @@ class SessionsMixin(SqliteBase):
             f" WHERE {where} GROUP BY kind",
             params,
         ).fetchall()
-        by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
-        return UsageTotals(
-            route_conversation_seconds=round(by_kind.get("route_conversation", (0.0, 0.0))[0], 3),
-            session_seconds=round(by_kind.get("session", (0.0, 0.0))[0], 3),
-            upscale_billable_seconds=round(by_kind.get("upscale", (0.0, 0.0))[1], 3),
-            tts_seconds=round(by_kind.get("tts", (0.0, 0.0))[0], 3),
-            stt_seconds=round(by_kind.get("stt", (0.0, 0.0))[0], 3),
-        )
+        return usage_totals_of(rows)
 
 
 def _usage_where(owner_id: str, which: UsageFilter) -> tuple[str, list]:

@@ -9,60 +9,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-import msgspec
-
-from service.domain.models import (
-    Admission,
-    Delivery,
-    IdempotencyKey,
-    Task,
-    TaskError,
-    UsageRecord,
-    WebhookOutcome,
-    WebhookTarget,
-)
+from service.domain.models import Admission, Delivery, IdempotencyKey, Task, UsageRecord
 from service.domain.pagination import PageRequest
-from service.store.sqlite.base import SqliteBase, after_clause, dump_json
+from service.store.rows import TASK_COLUMNS, dump_json, task_of, task_values
+from service.store.sqlite.base import SqliteBase, after_clause
 from service.store.sqlite.sessions import insert_usage
 
-_COLUMNS = (
-    "task_id", "owner_id", "kind", "status", "stage", "version", "progress", "params", "input",
-    "result", "error", "created_ms", "updated_ms", "started_ms", "finished_ms",
-    "worker_id", "lease_until_ms", "reruns", "webhook", "webhook_outcome", "readable_until_ms",
-    "result_deleted_ms",
-)  # fmt: skip
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM tasks"
-_RETURNING = f"RETURNING {', '.join(_COLUMNS)}"
-_JSON_TYPES = {
-    "params": dict,
-    "input": dict | None,
-    "result": dict | None,
-    "error": TaskError | None,
-    "webhook": WebhookTarget | None,
-    "webhook_outcome": WebhookOutcome | None,
-}
-_DECODERS = {name: msgspec.json.Decoder(kind) for name, kind in _JSON_TYPES.items()}
-
-
-def _task(row: tuple) -> Task:
-    values = dict(zip(_COLUMNS, row, strict=True))
-    for name, decoder in _DECODERS.items():
-        if values[name] is not None:
-            values[name] = decoder.decode(values[name])
-    return Task(**values)
-
-
-def _values(task: Task) -> dict:
-    values = msgspec.structs.asdict(task)
-    for name in _JSON_TYPES:
-        values[name] = dump_json(values[name])
-    return values
+_SELECT = f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks"
+_RETURNING = f"RETURNING {', '.join(TASK_COLUMNS)}"
 
 
 def _insert(conn: sqlite3.Connection, task: Task) -> None:
-    names = ", ".join(_COLUMNS)
-    marks = ", ".join(f":{name}" for name in _COLUMNS)
-    conn.execute(f"INSERT INTO tasks ({names}) VALUES ({marks})", _values(task))
+    names = ", ".join(TASK_COLUMNS)
+    marks = ", ".join(f":{name}" for name in TASK_COLUMNS)
+    conn.execute(f"INSERT INTO tasks ({names}) VALUES ({marks})", task_values(task))
 
 
 def _save(
@@ -74,10 +34,10 @@ def _save(
 ) -> bool:
     """Write `task` if the stored row is still at `expected_version`; the outbox row and the
     usage record go in the same transaction, so a final status never lacks either."""
-    assigns = ", ".join(f"{name} = :{name}" for name in _COLUMNS if name != "task_id")
+    assigns = ", ".join(f"{name} = :{name}" for name in TASK_COLUMNS if name != "task_id")
     cursor = conn.execute(
         f"UPDATE tasks SET {assigns} WHERE task_id = :task_id AND version = :expected",
-        _values(task) | {"expected": expected_version},
+        task_values(task) | {"expected": expected_version},
     )
     if cursor.rowcount != 1:
         return False
@@ -108,7 +68,7 @@ def _admit(
         if row is not None:
             if row[0] != idempotency.fingerprint:
                 return Admission.KEY_REUSED, None
-            return Admission.REPEATED, _task(
+            return Admission.REPEATED, task_of(
                 conn.execute(f"{_SELECT} WHERE task_id = ?", (row[1],)).fetchone()
             )
     queued = conn.execute(
@@ -146,7 +106,7 @@ def _claim(
     ).fetchone()
     if row is None:
         return None
-    queued = _task(row)
+    queued = task_of(row)
     started = start(queued)
     if not _save(conn, started, queued.version, None, None):  # cannot happen in this transaction
         raise RuntimeError(f"claim of {queued.task_id} lost its own write")
@@ -172,7 +132,7 @@ class TasksMixin(SqliteBase):
         return admission
 
     async def get_task(self, task_id: str) -> Task | None:
-        return self._one(f"{_SELECT} WHERE task_id = ?", (task_id,), _task)
+        return self._one(f"{_SELECT} WHERE task_id = ?", (task_id,), task_of)
 
     async def list_tasks(self, owner_id: str, kind: str, page: PageRequest) -> list[Task]:
         cond, params = after_clause(page, "created_ms", "task_id")
@@ -180,7 +140,7 @@ class TasksMixin(SqliteBase):
             f"{_SELECT} WHERE owner_id = ? AND kind = ?{cond}"
             " ORDER BY created_ms DESC, task_id DESC LIMIT ?"
         )
-        return self._all(sql, [owner_id, kind, *params, page.limit + 1], _task)
+        return self._all(sql, [owner_id, kind, *params, page.limit + 1], task_of)
 
     async def queue_position(self, task: Task) -> int:
         row = self._reader.execute(
@@ -215,14 +175,14 @@ class TasksMixin(SqliteBase):
 
     async def tasks_in_progress(self, lease_before_ms: int, limit: int) -> list[Task]:
         sql = f"{_SELECT} WHERE status = 'IN_PROGRESS' AND lease_until_ms < ? LIMIT ?"
-        return self._all(sql, (lease_before_ms, limit), _task)
+        return self._all(sql, (lease_before_ms, limit), task_of)
 
     async def results_past(self, now_ms: int, limit: int) -> list[Task]:
         sql = (
             f"{_SELECT} WHERE readable_until_ms IS NOT NULL AND result_deleted_ms IS NULL"
             " AND readable_until_ms <= ? LIMIT ?"
         )
-        return self._all(sql, (now_ms, limit), _task)
+        return self._all(sql, (now_ms, limit), task_of)
 
     async def known_task_ids(self, task_ids: list[str]) -> set[str]:
         marks = ", ".join("?" * len(task_ids))

@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 
-import msgspec
-
 from service.domain.models import VoiceProfile
-from service.store.sqlite.base import SqliteBase, dump_json, load_json
+from service.store.rows import VOICE_PROFILE_FIELDS, voice_profile_of, voice_profile_values
+from service.store.sqlite.base import SqliteBase
 
-_FIELDS = (
-    "profile_id", "owner_id", "name", "description", "languages", "engine", "voice", "pitch",
-    "pitch_range", "rate", "created_ms",
-)  # fmt: skip
-_PROFILE = f"{', '.join(_FIELDS)} FROM voice_profiles"
-
-
-def _profile(row: tuple) -> VoiceProfile:
-    values = dict(zip(_FIELDS, row, strict=True))
-    return VoiceProfile(**values | {"languages": tuple(load_json(values["languages"]))})
+_PROFILE = f"{', '.join(VOICE_PROFILE_FIELDS)} FROM voice_profiles"
 
 
 def _insert(conn: sqlite3.Connection, profile: VoiceProfile) -> None:
-    values = msgspec.structs.asdict(profile) | {"languages": dump_json(list(profile.languages))}
-    marks = ", ".join(f":{name}" for name in _FIELDS)
-    conn.execute(f"INSERT INTO voice_profiles ({', '.join(_FIELDS)}) VALUES ({marks})", values)
+    names = ", ".join(VOICE_PROFILE_FIELDS)
+    marks = ", ".join(f":{name}" for name in VOICE_PROFILE_FIELDS)
+    conn.execute(
+        f"INSERT INTO voice_profiles ({names}) VALUES ({marks})", voice_profile_values(profile)
+    )
 
 
 def _delete(
@@ -41,7 +33,7 @@ def _delete(
             f"UPDATE {table} SET voice_id = ? WHERE owner_id = ? AND voice_id = ?",
             (replacement_id, owner_id, profile_id),
         )
-    return _profile(row)
+    return voice_profile_of(row)
 
 
 class VoicesMixin(SqliteBase):
@@ -49,13 +41,13 @@ class VoicesMixin(SqliteBase):
         await self._write(_insert, profile)
 
     async def get_voice_profile(self, profile_id: str) -> VoiceProfile | None:
-        return self._one(f"SELECT {_PROFILE} WHERE profile_id = ?", (profile_id,), _profile)
+        return self._one(f"SELECT {_PROFILE} WHERE profile_id = ?", (profile_id,), voice_profile_of)
 
     async def list_voice_profiles(self, owner_id: str) -> list[VoiceProfile]:
         return self._all(
             f"SELECT {_PROFILE} WHERE owner_id = ? ORDER BY created_ms DESC, profile_id DESC",
             (owner_id,),
-            _profile,
+            voice_profile_of,
         )
 
     async def delete_voice_profile(

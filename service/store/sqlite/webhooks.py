@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import sqlite3
 
-import msgspec
-
-from service.domain.models import Delivery, WebhookOutcome, WebhookTarget
-from service.store.sqlite.base import SqliteBase, dump_json
-
-_TARGET = msgspec.json.Decoder(WebhookTarget)
-
-
-def _delivery(row: tuple) -> Delivery:
-    task_id, owner_id, target, created_ms, attempts = row
-    return Delivery(task_id, owner_id, _TARGET.decode(target), created_ms, attempts)
+from service.domain.models import Delivery, WebhookOutcome
+from service.store.rows import DELIVERY_COLUMNS, delivery_of, dump_json
+from service.store.sqlite.base import SqliteBase
 
 
 def _claim_delivery(conn: sqlite3.Connection, now_ms: int, claim_until_ms: int) -> Delivery | None:
@@ -25,10 +17,10 @@ def _claim_delivery(conn: sqlite3.Connection, now_ms: int, claim_until_ms: int) 
         "UPDATE webhook_outbox SET claimed_until_ms = ?, attempts = attempts + 1"
         " WHERE task_id = (SELECT task_id FROM webhook_outbox WHERE done_ms IS NULL"
         " AND (claimed_until_ms IS NULL OR claimed_until_ms <= ?) ORDER BY created_ms LIMIT 1)"
-        " RETURNING task_id, owner_id, target, created_ms, attempts",
+        f" RETURNING {DELIVERY_COLUMNS}",
         (claim_until_ms, now_ms),
     ).fetchone()
-    return None if row is None else _delivery(row)
+    return None if row is None else delivery_of(row)
 
 
 def _record_delivery(

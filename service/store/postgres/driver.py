@@ -1,0 +1,16 @@
+"""psycopg and its pool, imported here only: they come with the `cluster` extra, and a
+process that never uses PostgreSQL must not need them."""
+
+from __future__ import annotations
+
+try:
+    import psycopg
+    import psycopg.conninfo
+    import psycopg_pool
+except ImportError as exc:  # pragma: no cover - depends on what is installed
+    raise ImportError(
+        "AVATAR_DATABASE_URL needs psycopg 3 and psycopg_pool:"
+        " pip install 'avatar-service[cluster]'"
+    ) from exc
+
+__all__ = ["psycopg", "psycopg_pool"]
