@@ -388,6 +388,9 @@ def serve_starter(base: Path) -> Iterator[Callable[..., LiveServer]]:
             stderr=subprocess.STDOUT,
             text=True,
             env=env,
+            # Outside the repository: its engine/ (no compiled _native) would shadow the installed
+            # package for the processes serve spawns with the working directory on their path.
+            cwd=base,
             start_new_session=True,
         )
         processes.append(process)

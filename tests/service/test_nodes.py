@@ -176,7 +176,10 @@ def test_the_embedded_setup_needs_no_extra_and_a_cluster_setting_says_how_to_get
     import sys
 
     imports = "import service.app, service.runtime, service.workers.tasks, service.commands.store"
-    loaded = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA + imports], check=False)
+    # Run outside the repository: `-c` puts the working directory first on the path, where the
+    # source tree's engine/ (no compiled _native) would shadow the installed package.
+    command = [sys.executable, "-c", WITHOUT_EXTRA + imports]
+    loaded = subprocess.run(command, cwd=tmp_path, check=False)
     assert loaded.returncode == 0
     serve = "from service.cli import main; sys.exit(main(sys.argv[1:]))"
     for variable, value in (
@@ -185,7 +188,7 @@ def test_the_embedded_setup_needs_no_extra_and_a_cluster_setting_says_how_to_get
     ):
         result = subprocess.run(
             [sys.executable, "-c", WITHOUT_EXTRA + serve, "serve", "--data-dir", str(tmp_path)],
-            env={"PATH": os.environ["PATH"], variable: value},
+            env={"PATH": os.environ["PATH"], variable: value}, cwd=tmp_path,
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         lines = result.stderr.strip().splitlines()
