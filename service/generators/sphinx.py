@@ -8,7 +8,10 @@ worker process of its own (started on first use, the model loaded once there).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import cache
@@ -94,7 +97,9 @@ class SphinxListener:
     async def transcribe(self, pcm: bytes) -> Transcript:
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._executor(), recognize, pcm)
+            with _without_working_directory():  # the worker starts (spawns) in this call
+                done = loop.run_in_executor(self._executor(), recognize, pcm)
+            return await done
         except BrokenProcessPool:
             self._pool = None  # the next call starts a new worker
             raise SpeechFailed("Speech recognition stopped unexpectedly; try again.") from None
@@ -103,3 +108,18 @@ class SphinxListener:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+@contextlib.contextmanager
+def _without_working_directory():
+    """sys.path without the working directory while a worker is spawned (it takes this path).
+    Granian puts the working directory first on its workers' path; run from a source checkout
+    of this project, that directory's engine/ (no compiled _native) would shadow the installed
+    package in the worker, which would die on import."""
+    here = os.path.realpath(os.getcwd())
+    saved = sys.path[:]
+    sys.path[:] = [p for p in saved if os.path.realpath(p or ".") != here]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
