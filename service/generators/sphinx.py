@@ -70,8 +70,10 @@ def recognize(pcm: bytes) -> Transcript:
     if not samples.size or float(np.sqrt(np.mean(samples * samples))) < _SILENCE_RMS:
         return Transcript("", [])
     decoder, first_cmn = _decoder()
-    # The decoder adapts its cepstral mean to what it heard; each recording starts from the
-    # model's own, so no transcript depends on earlier (other visitors') recordings.
+    # The decoder's feature stage adapts to what it heard (cepstral mean, noise estimate); each
+    # recording starts afresh (50 us), so no transcript depends on earlier (other visitors')
+    # recordings.
+    decoder.reinit_feat()
     decoder.set_cmn(first_cmn)
     decoder.start_utt()
     decoder.process_raw(pcm, full_utt=True)
