@@ -9,6 +9,9 @@ from typing import Any, TypeVar
 from service.domain.pagination import PageRequest
 from service.store.postgres.changes import TOPICS, Listener, Marker, notify
 from service.store.postgres.clock import DatabaseClock
+from service.store.postgres.driver import TUPLES_OK
+from service.store.shared.base import SharedBase
+from service.store.shared.steps import POSTGRES, Announce, Body, Query, Result, Serialize, check
 from service.store.sqlite.changes import MarkedCache
 
 T = TypeVar("T")
@@ -32,7 +35,7 @@ async def announce(conn: Conn, topic: str) -> None:
     await conn.execute(*notify(topic))
 
 
-class PostgresBase:
+class PostgresBase(SharedBase):
     def __init__(self, pool: Any, url: str) -> None:
         self._pool = pool
         self._markers = {topic: Marker() for topic in TOPICS}
@@ -77,3 +80,47 @@ class PostgresBase:
         """`await fn(conn, *args)` in one transaction, committed before this returns."""
         async with self._pool.connection() as conn, conn.transaction():
             return await fn(conn, *args)
+
+    async def _read_one(self, sql: str, params: Any, build: Callable[[tuple], T]) -> T | None:
+        return await self._one(POSTGRES.sql(sql), params, build)
+
+    async def _read_all(self, sql: str, params: Any, build: Callable[[tuple], T]) -> list[T]:
+        return await self._all(POSTGRES.sql(sql), params, build)
+
+    async def _run(self, body: Body[T], *, atomic: bool = True) -> T:
+        """Run a write's statements (see shared/steps.py), one round trip each. (psycopg's
+        pipeline mode saves round trips but costs more client CPU than it saves: measured in
+        bench/README.md, the claimers are CPU-bound.)"""
+        async with self._pool.connection() as conn:
+            if not atomic:
+                return await _drive(conn, body)
+            async with conn.transaction():
+                return await _drive(conn, body)
+
+
+async def _drive(conn: Conn, body: Body[T]) -> T:
+    reply = None
+    while True:
+        try:
+            step = body.send(reply)
+        except StopIteration as done:
+            return done.value
+        reply = None
+        if isinstance(step, Announce):
+            await announce(conn, step.topic)
+        elif isinstance(step, Serialize):
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (step.key, step.name)
+            )
+        elif isinstance(step, Query):
+            cursor = await conn.execute(POSTGRES.sql(step.sql), step.params)
+            check(step, cursor.rowcount)
+            if step.wait:
+                rows = await cursor.fetchall() if _has_rows(cursor) else []
+                reply = Result(cursor.rowcount, rows)
+
+
+def _has_rows(cursor: Any) -> bool:
+    # Not `cursor.description`: it builds a Column object per column on every access.
+    result = cursor.pgresult
+    return result is not None and result.status == TUPLES_OK

@@ -13,4 +13,6 @@ except ImportError as exc:  # pragma: no cover - depends on what is installed
         " pip install 'avatar-service[cluster]'"
     ) from exc
 
-__all__ = ["psycopg", "psycopg_pool"]
+TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
+
+__all__ = ["TUPLES_OK", "psycopg", "psycopg_pool"]

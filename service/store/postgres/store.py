@@ -15,13 +15,13 @@ from service.store.postgres.connection import (
     migrate,
     open_pool,
 )
-from service.store.postgres.conversations import ConversationsMixin
 from service.store.postgres.driver import psycopg
-from service.store.postgres.sessions import SessionsMixin
 from service.store.postgres.sockets import SocketHoldsMixin
-from service.store.postgres.tasks import TasksMixin
 from service.store.postgres.voices import VoicesMixin
 from service.store.postgres.webhooks import WebhooksMixin
+from service.store.shared.conversations import ConversationsMixin
+from service.store.shared.sessions import SessionsMixin
+from service.store.shared.tasks import TasksMixin
 
 _SIGNING_KEY = "signing"
 

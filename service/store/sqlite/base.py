@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from service.domain.pagination import PageRequest
+from service.store.shared.base import SharedBase
+from service.store.shared.steps import SQLITE, Body, Query, Result, check
 from service.store.sqlite.changes import ChangeMarker, MarkedCache
 from service.store.sqlite.connection import connect, migrate
 from service.store.sqlite.writer import Writer
@@ -22,7 +24,7 @@ def after_clause(page: PageRequest, time_column: str, id_column: str) -> tuple[s
     return f" AND ({time_column}, {id_column}) < (?, ?)", [page.after.ms, page.after.id]
 
 
-class SqliteBase:
+class SqliteBase(SharedBase):
     def __init__(self, path: Path, now_ms: int) -> None:
         # Reads run on the calling (event-loop) thread: an indexed read costs ~20 µs here,
         # far less than a hop to a thread pool.
@@ -67,3 +69,32 @@ class SqliteBase:
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
         return await self._writer.run(fn, *args)
+
+    async def _read_one(self, sql: str, params: Any, build: Callable[[tuple], T]) -> T | None:
+        return self._one(SQLITE.sql(sql), params, build)
+
+    async def _read_all(self, sql: str, params: Any, build: Callable[[tuple], T]) -> list[T]:
+        return self._all(SQLITE.sql(sql), params, build)
+
+    async def _run(self, body: Body[T], *, atomic: bool = True) -> T:
+        # Every write is atomic here: the writer runs each in a transaction (or savepoint).
+        return await self._writer.run(_drive, body)
+
+
+def _drive(conn: sqlite3.Connection, body: Body[T]) -> T:
+    """Run a write's statements in order on the writer's connection (see shared/steps.py)."""
+    reply = None
+    while True:
+        try:
+            step = body.send(reply)
+        except StopIteration as done:
+            return done.value
+        reply = None
+        # Nothing to do for the other steps: SQLite's writes run one at a time (Serialize),
+        # and other processes watch the change files the store touches after it (Announce).
+        if isinstance(step, Query):
+            cursor = conn.execute(SQLITE.sql(step.sql), step.params)
+            rows = cursor.fetchall()  # before rowcount: RETURNING rows count once fetched
+            check(step, cursor.rowcount)
+            if step.wait:
+                reply = Result(cursor.rowcount if cursor.rowcount >= 0 else len(rows), rows)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from service.store.shared.conversations import ConversationsMixin
+from service.store.shared.sessions import SessionsMixin
+from service.store.shared.tasks import TasksMixin
 from service.store.sqlite.accounts import AccountsMixin
 from service.store.sqlite.catalog import CatalogMixin
-from service.store.sqlite.conversations import ConversationsMixin
-from service.store.sqlite.sessions import SessionsMixin
 from service.store.sqlite.sockets import SocketHoldsMixin
-from service.store.sqlite.tasks import TasksMixin
 from service.store.sqlite.voices import VoicesMixin
 from service.store.sqlite.webhooks import WebhooksMixin
 
