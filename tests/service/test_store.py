@@ -296,6 +296,50 @@ def test_writes_fail_rather_than_wait_when_the_writer_thread_is_gone(tmp_path, m
     run(scenario())
 
 
+def test_a_write_after_the_writer_closed_fails_at_once(tmp_path):
+    """A store closed under a late caller (shutdown, a test's teardown) answers its writes
+    with an error that says so, instead of leaving the caller waiting for ever."""
+
+    async def scenario() -> None:
+        closed = writer.Writer(tmp_path / "db.sqlite")
+        closed.close()
+        with pytest.raises(sqlite3.OperationalError, match="writer was closed"):
+            await asyncio.wait_for(closed.run(lambda conn: None), 5)
+
+    run(scenario())
+
+
+def test_writes_racing_the_writers_close_are_all_answered(tmp_path):
+    """Writes queued while `close` runs in another thread each end: written, or refused."""
+
+    def write(conn: sqlite3.Connection, n: int) -> int:
+        conn.execute("INSERT INTO t VALUES (?)", (n,))
+        return n
+
+    async def attempt(w: writer.Writer, n: int) -> int | None:
+        try:
+            return await w.run(write, n)
+        except sqlite3.OperationalError as exc:
+            assert "writer was closed" in str(exc)
+            return None
+
+    async def scenario() -> None:
+        w = writer.Writer(tmp_path / "db.sqlite")
+        await w.run(lambda conn: conn.execute("CREATE TABLE t (n INTEGER)"))
+        first = [asyncio.ensure_future(attempt(w, n)) for n in range(200)]
+        closing = asyncio.ensure_future(asyncio.to_thread(w.close))
+        later = [asyncio.ensure_future(attempt(w, n)) for n in range(200, 400)]
+        outcomes = await asyncio.wait_for(asyncio.gather(*first, *later), 10)
+        await closing
+        written = [n for n in outcomes if n is not None]
+        conn = sqlite3.connect(tmp_path / "db.sqlite")
+        stored = sorted(n for (n,) in conn.execute("SELECT n FROM t"))
+        conn.close()
+        assert stored == sorted(written)
+
+    run(scenario())
+
+
 def test_avatars_are_read_in_one_call_however_many(open_store):
     async def scenario():
         store = await open_store()

@@ -27,17 +27,23 @@ class Writer:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._failure: sqlite3.Error | None = None  # why the thread ended before `close`
+        # Set once the thread has ended (closed, or failed): why every later write fails. The
+        # lock makes "not stopped, so queue the job" one step, so no job is queued after the
+        # thread's last look at the queue.
+        self._stopped: sqlite3.Error | None = None
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="sqlite-writer", daemon=True)
         self._thread.start()
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` in a transaction on the writer thread and return its result."""
+        """Run `fn(conn, *args)` in a transaction on the writer thread and return its result.
+        Raises sqlite3.OperationalError at once when the writer has stopped."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._jobs.put((fn, args, loop, future))
-        if self._failure is not None:  # the thread is gone: nothing else would answer
-            self._fail_queued()
+        with self._lock:
+            if self._stopped is not None:
+                raise self._stopped
+            self._jobs.put((fn, args, loop, future))
         return await future
 
     def close(self) -> None:
@@ -47,6 +53,7 @@ class Writer:
 
     def _run(self) -> None:
         batch: list | None = []
+        stopped = sqlite3.OperationalError("the database writer was closed")
         try:
             conn = connect(self._path)
             try:
@@ -58,10 +65,12 @@ class Writer:
             # A write must never wait for a thread that is gone: the one under way and every
             # later one fail with this error instead.
             log.exception("the database writer stopped")
-            self._failure = sqlite3.OperationalError(f"the database writer stopped ({exc!r})")
+            stopped = sqlite3.OperationalError(f"the database writer stopped ({exc!r})")
             under_way = batch or []
-            _answer(under_way, [(None, self._failure)] * len(under_way))
-            self._fail_queued()
+            _answer(under_way, [(None, stopped)] * len(under_way))
+        with self._lock:
+            self._stopped = stopped
+        self._fail_queued()
 
     def _fail_queued(self) -> None:
         while True:
@@ -70,7 +79,7 @@ class Writer:
             except queue.Empty:
                 return
             if job is not _STOP:
-                _answer([job], [(None, self._failure)])
+                _answer([job], [(None, self._stopped)])
 
     def _next_batch(self) -> list | None:
         """The next job plus whatever else is already waiting (up to MAX_BATCH); None to stop."""
