@@ -4,9 +4,10 @@ A write's logic is a generator (a "body") that yields `Query` steps and receives
 `Result`; each store runs bodies with its own driver (SQLite: on the writer thread, in its
 BEGIN IMMEDIATE transaction; PostgreSQL: in a transaction on a pooled connection). SQL is
 written in SQLite's spelling with `?` parameters; `Dialect.sql` turns it into the other
-database's (see `POSTGRES`). What only one database needs is a step of its own: `Announce` (other nodes
-learn of a change by NOTIFY; SQLite processes watch change files the store touches after the
-write) and `Serialize` (PostgreSQL's advisory lock; SQLite's writes are serialized already)."""
+database's (see `POSTGRES`). What only one database needs is a step of its own: `Announce`
+(other nodes learn of a change by NOTIFY; SQLite processes watch change files the store
+touches after the write) and `Serialize` (PostgreSQL's advisory lock; SQLite's writes are
+serialized already)."""
 
 from __future__ import annotations
 
