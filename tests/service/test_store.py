@@ -14,6 +14,7 @@ from service.domain.models import Agent, Avatar, Owner, Route, UsageFilter
 from service.domain.pagination import PageRequest
 from service.runtime import SIGNING_KEY_FILE, open_context
 from service.settings import load_settings
+from service.store.shared.steps import LostWrite, Query
 from service.store.sqlite import SqliteStore, connection, writer
 from service.store.sqlite.connection import _migrations
 from tests.service.conftest import eventually
@@ -203,6 +204,28 @@ def test_route_versions_migration_counts_past_revokes(tmp_path, monkeypatch):
             await store.close()
 
     run(check())
+
+
+def test_a_statement_that_cannot_miss_rolls_its_write_back_when_it_does(open_store):
+    """The shared write bodies (service/store/shared) mark statements that must touch one row
+    (`expect`); a miss is a bug, and both drivers undo the whole write before saying so."""
+
+    def body():
+        yield Query("INSERT INTO owners (owner_id, name, created_ms) VALUES (?, ?, ?)",
+                    ("own_1", "alice", 0), wait=False)  # fmt: skip
+        yield Query("UPDATE owners SET name = ? WHERE owner_id = ?", ("bob", "own_9"),
+                    wait=False, expect=1)  # fmt: skip
+
+    async def scenario():
+        store = await open_store()
+        try:
+            with pytest.raises(LostWrite, match="1 row"):
+                await store._run(body())
+            assert await store.get_owner_by_name("alice") is None
+        finally:
+            await store.close()
+
+    run(scenario())
 
 
 def test_a_context_that_cannot_be_opened_closes_its_store(tmp_path):
