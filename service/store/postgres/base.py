@@ -110,7 +110,7 @@ async def _drive(conn: Conn, body: Body[T]) -> T:
             await announce(conn, step.topic)
         elif isinstance(step, Serialize):
             await conn.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (step.key, step.name)
+                "SELECT pg_advisory_xact_lock(%s::int, hashtext(%s))", (step.key, step.name)
             )
         elif isinstance(step, Query):
             cursor = await conn.execute(POSTGRES.sql(step.sql), step.params)

@@ -16,12 +16,12 @@ from service.store.postgres.connection import (
     open_pool,
 )
 from service.store.postgres.driver import psycopg
-from service.store.postgres.sockets import SocketHoldsMixin
 from service.store.postgres.voices import VoicesMixin
-from service.store.postgres.webhooks import WebhooksMixin
 from service.store.shared.conversations import ConversationsMixin
 from service.store.shared.sessions import SessionsMixin
+from service.store.shared.sockets import SocketHoldsMixin
 from service.store.shared.tasks import TasksMixin
+from service.store.shared.webhooks import WebhooksMixin
 
 _SIGNING_KEY = "signing"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from service.store.shared.conversations import ConversationsMixin
 from service.store.shared.sessions import SessionsMixin
+from service.store.shared.sockets import SocketHoldsMixin
 from service.store.shared.tasks import TasksMixin
+from service.store.shared.webhooks import WebhooksMixin
 from service.store.sqlite.accounts import AccountsMixin
 from service.store.sqlite.catalog import CatalogMixin
-from service.store.sqlite.sockets import SocketHoldsMixin
 from service.store.sqlite.voices import VoicesMixin
-from service.store.sqlite.webhooks import WebhooksMixin
 
 
 class SqliteStore(
