@@ -11,6 +11,7 @@ from service.store.postgres.changes import TOPICS, Listener, Marker, notify
 from service.store.postgres.clock import DatabaseClock
 from service.store.postgres.driver import TUPLES_OK
 from service.store.shared.base import SharedBase
+from service.store.shared.base import after_clause as shared_after_clause
 from service.store.shared.steps import POSTGRES, Announce, Body, Query, Result, Serialize, check
 from service.store.sqlite.changes import MarkedCache
 
@@ -20,9 +21,8 @@ Conn = Any  # psycopg.AsyncConnection (the driver is imported lazily)
 
 def after_clause(page: PageRequest, time_column: str, id_column: str) -> tuple[str, list]:
     """SQL condition and parameters selecting rows strictly after the page's cursor."""
-    if page.after is None:
-        return "", []
-    return f" AND ({time_column}, {id_column}) < (%s, %s)", [page.after.ms, page.after.id]
+    condition, params = shared_after_clause(page, time_column, id_column)
+    return POSTGRES.sql(condition), params
 
 
 async def fetch_one(conn: Conn, sql: str, params: Any = None) -> tuple | None:

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from service.domain.pagination import PageRequest
 from service.store.shared.base import SharedBase
 from service.store.shared.steps import SQLITE, Body, Query, Result, check
 from service.store.sqlite.changes import ChangeMarker, MarkedCache
@@ -15,13 +14,6 @@ from service.store.sqlite.connection import connect, migrate
 from service.store.sqlite.writer import Writer
 
 T = TypeVar("T")
-
-
-def after_clause(page: PageRequest, time_column: str, id_column: str) -> tuple[str, list]:
-    """SQL condition and parameters selecting rows strictly after the page's cursor."""
-    if page.after is None:
-        return "", []
-    return f" AND ({time_column}, {id_column}) < (?, ?)", [page.after.ms, page.after.id]
 
 
 class SqliteBase(SharedBase):

@@ -13,7 +13,8 @@ from service.store.rows import (
     agent_of,
     agent_values,
 )
-from service.store.sqlite.base import SqliteBase, after_clause
+from service.store.shared.base import after_clause
+from service.store.sqlite.base import SqliteBase
 
 _AVATAR = f"{AVATAR_COLUMNS} FROM avatars"
 _AGENT = f"{', '.join(AGENT_FIELDS)} FROM agents"
