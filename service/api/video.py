@@ -47,7 +47,9 @@ class TalkingVideoController(Controller):
         return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
 
     @get("/{task_id:str}/status", responses=error_responses(410))
-    async def get_talking_avatar_status(self, request: Request, task_id: str) -> VideoStatusEnvelope:
+    async def get_talking_avatar_status(
+        self, request: Request, task_id: str
+    ) -> VideoStatusEnvelope:
         state = await readable_video(ctx_of(request), owner_of(request), task_id, TALKING)
         return _envelope(request, state)
 

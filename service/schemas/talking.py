@@ -16,8 +16,8 @@ from service.domain.talking.inputs import MAX_PROMPT, MAX_TEXT, VideoRequest
 from service.domain.talking.status import VideoState
 from service.schemas.common import StrictBody
 from service.schemas.generation import GenerationWebhook
-from service.schemas.upscale import absolute_link
 from service.schemas.tasks import TaskView, error_view, task_view_fields
+from service.schemas.upscale import absolute_link
 
 Prompt = Annotated[str, msgspec.Meta(max_length=MAX_PROMPT)]
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TEXT)]

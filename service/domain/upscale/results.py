@@ -13,8 +13,8 @@ from service.domain.errors import ResultExpired, UrlExpired
 from service.domain.files import result_key
 from service.domain.models import Task
 from service.domain.signing import signed_path, verified_expiry
-from service.domain.tasks import COMPLETED, not_found, update
 from service.domain.talking import KINDS as VIDEO_KINDS
+from service.domain.tasks import COMPLETED, not_found, update
 from service.domain.upscale import KIND
 
 # The path of a completed upscale's file link: what its signature covers (see `result_link`).

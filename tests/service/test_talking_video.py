@@ -1,0 +1,345 @@
+"""Generated videos: /v1/video/async_generate_talking_avatar and async_generate_avatar_motion
+through the test client (no worker runs there: a test runs the next task as a worker would),
+with generated portraits whose landmarks the generator knows; the MP4s they make, decoded
+frame by frame."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+from urllib.parse import urlsplit
+
+import av
+import numpy as np
+import pytest
+from PIL import Image
+
+import engine
+from service.domain import task_runs as runs
+from service.domain.faces import FaceLandmarks
+from service.domain.talking import FPS, MOTION, TALKING
+from service.domain.talking.run import GeneratedVideo
+from service.domain.task_runs import Job, TaskFailed
+from service.generators.procedural import ProceduralPortraits
+from service.generators.talking_video import BuiltInTalkingVideos
+from tests.service import hosted_types as hosted
+
+TALK = "/v1/video/async_generate_talking_avatar"
+MOVE = "/v1/video/async_generate_avatar_motion"
+SIDE = 192
+RATE = 24_000
+PROMPT, SEED = "a cheerful sailor", 3
+
+
+def _pixels(image: bytes) -> bytes:
+    return np.asarray(Image.open(io.BytesIO(image)).convert("RGB")).tobytes()
+
+
+class KnownFaces:
+    """A `FaceFinder` for images whose faces are known (by their pixels, however the image was
+    re-encoded); other images have none."""
+
+    def __init__(self) -> None:
+        self._faces: dict[bytes, list[FaceLandmarks]] = {}
+
+    def add(self, png: bytes, face: FaceLandmarks) -> bytes:
+        self._faces[_pixels(png)] = [face]
+        return png
+
+    def find(self, image: bytes) -> list[FaceLandmarks]:
+        return list(self._faces.get(_pixels(image), []))
+
+
+FACES = KnownFaces()
+PORTRAIT = FACES.add(
+    ProceduralPortraits().render(PROMPT, SIDE, SIDE, SEED),
+    ProceduralPortraits().face(PROMPT, SIDE, SIDE, SEED),
+)
+FACE = FACES.find(PORTRAIT)[0]
+
+
+def speech_like(segments: list[tuple[float, bool]]) -> np.ndarray:
+    """Syllables (a voiced buzz whose loudness rises and falls four times a second) where a
+    segment says True, silence where False: float samples at RATE."""
+    parts = []
+    for seconds, voiced in segments:
+        t = np.arange(round(seconds * RATE)) / RATE
+        if not voiced:
+            parts.append(np.zeros_like(t))
+            continue
+        buzz = sum(np.sin(2 * np.pi * 130 * k * t) / k for k in range(1, 25))
+        parts.append(0.35 * buzz / np.abs(buzz).max() * np.sin(np.pi * 4 * t) ** 2)
+    return np.concatenate(parts)
+
+
+def wav_of(samples: np.ndarray) -> bytes:
+    return engine.wav_bytes((samples * 32767).astype("<i2").tobytes(), RATE)
+
+
+SPEECH = speech_like([(1.0, True), (1.0, False), (1.0, True)])
+WAV = wav_of(SPEECH)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def submit(api, auth, path=TALK, **body) -> dict:
+    body = {"image": b64(PORTRAIT), "audio": b64(WAV)} | body
+    response = api.post(path, auth, json={k: v for k, v in body.items() if v is not None})
+    assert response.status_code == 200, response.text
+    return hosted.read(response, hosted.AsyncGenerateTalkingAvatarApiResponseBody).data
+
+
+def run_next(api) -> None:
+    """Claim the next task and run it as a worker would (the kinds' own renderer, with the
+    generator's landmarks as the face finder)."""
+    ctx = api.ctx
+
+    async def work() -> None:
+        task = await runs.claim(ctx, "wrk_test")
+        kind = GeneratedVideo(task.kind, FACES, BuiltInTalkingVideos())
+        try:
+            output = await asyncio.to_thread(kind.run, Job(task, ctx.settings, ctx.files))
+        except TaskFailed as exc:
+            await runs.fail(ctx, task, kind, exc.error)
+            return
+        await runs.complete(ctx, task, kind, output)
+
+    with api.client.portal() as portal:
+        portal.call(work)
+
+
+def status(api, auth, task_id, path=TALK):
+    response = api.get(f"{path}/{task_id}/status", auth)
+    return hosted.read(response, hosted.GenerateTalkingAvatarStatusApiResponseBody).data
+
+
+def download(api, file_url: str) -> bytes:
+    link = urlsplit(file_url)
+    response = api.client.get(f"{link.path}?{link.query}")
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def made(api, auth, path=TALK, **body):
+    task = submit(api, auth, path, **body)
+    run_next(api)
+    view = status(api, auth, task.task_id, path)
+    assert view.status == "COMPLETED", view
+    return view, download(api, view.file_url)
+
+
+def decoded(mp4: bytes):
+    """(grey frames as float arrays, video duration, audio duration, audio samples)."""
+    with av.open(io.BytesIO(mp4)) as container:
+        video, audio = container.streams.video[0], container.streams.audio[0]
+        assert (video.codec_context.name, audio.codec_context.name) == ("h264", "aac")
+        durations = [float(s.duration * s.time_base) for s in (video, audio)]
+        frames = [f.to_ndarray(format="gray").astype(np.float32) for f in container.decode(video)]
+    return np.stack(frames), *durations
+
+
+def frame_envelope(samples: np.ndarray, frames: int) -> np.ndarray:
+    hop = RATE // FPS
+    return np.array(
+        [np.sqrt(np.mean(samples[i * hop : (i + 1) * hop] ** 2)) for i in range(frames)]
+    )
+
+
+def box_motion(frames: np.ndarray, x0, y0, x1, y1) -> np.ndarray:
+    """Mean absolute change of each frame from the one before, inside a box."""
+    crop = frames[:, int(y0) : int(y1), int(x0) : int(x1)]
+    return np.concatenate([[0.0], np.abs(np.diff(crop, axis=0)).mean(axis=(1, 2))])
+
+
+def mouth_box(face: FaceLandmarks):
+    half = face.mouth_width
+    return face.mouth.x - half, face.mouth.y - 0.5 * half, face.mouth.x + half, face.mouth.y + half
+
+
+# The video
+
+
+def test_a_talking_video_speaks_the_audio_in_the_hosted_shape(api, alice):
+    view, mp4 = made(api, alice)
+    frames, video_s, audio_s = decoded(mp4)
+    spoken = len(SPEECH) / RATE
+    assert abs(view.output_duration - spoken) <= 1 / FPS
+    assert abs(video_s - spoken) <= 1 / FPS and abs(audio_s - spoken) <= 1 / FPS
+    assert len(frames) == round(spoken * FPS) and frames.shape[1:] == (SIDE, SIDE)
+    # The mouth moves with the sound: its frame-to-frame change follows the loudness over a
+    # syllable's time (within one, it moves most while opening and closing, not at the peak)...
+    motion = box_motion(frames, *mouth_box(FACE))
+    loudness = frame_envelope(SPEECH, len(frames))
+    syllable = np.ones(7) / 7
+    smoothed = [np.convolve(x, syllable, "same") for x in (motion, loudness)]
+    assert np.corrcoef(*smoothed)[0, 1] > 0.6
+    # ...and rests in the pause (a frame in from its edges: lips within one frame of sound).
+    pause = slice(FPS + 1, 2 * FPS - 1)
+    speaking = np.r_[2 : FPS - 1, 2 * FPS + 2 : 3 * FPS - 1]
+    assert motion[pause].mean() < 0.25 * motion[speaking].mean()
+
+
+def test_nothing_beyond_the_head_moves(api, alice):
+    _, mp4 = made(api, alice)
+    frames = decoded(mp4)[0]
+    face = FACE
+    # Beyond the head and the margin its motion may take, every frame is the still portrait.
+    outside = np.ones(frames.shape[1:], bool)
+    x0, x1 = int(face.left - 0.45 * face.width), int(face.left + 1.45 * face.width)
+    y0, y1 = int(face.top - 0.35 * face.height), int(face.top + 1.35 * face.height)
+    outside[max(0, y0) : y1, max(0, x0) : x1] = False
+    change = np.abs(frames - frames[0])[:, outside]
+    assert change.mean() < 0.5 and np.percentile(change, 99.9) < 6
+
+
+def test_a_motion_video_without_motions_keeps_still_in_pauses(api, alice):
+    """With every motion switched off by the negative prompt, only the mouth moves: nothing at
+    all during the pause."""
+    body = {
+        "positive_prompt": "a sailor talking",
+        "negative_prompt": "no blinking, swaying or nodding",
+    }
+    view, mp4 = made(api, alice, MOVE, **body)
+    frames = decoded(mp4)[0]
+    face = FACE
+    whole = box_motion(frames, 0, 0, SIDE, SIDE)
+    assert whole[FPS + 2 : 2 * FPS - 1].max() < 0.05
+    eyes = box_motion(frames, face.left, face.left_eye.y - face.eye_width,
+                      face.left + face.width, face.left_eye.y + face.eye_width)  # fmt: skip
+    assert eyes.max() < 0.3  # no blinks, no head motion
+    assert box_motion(frames, *mouth_box(face))[2 : FPS - 1].mean() > 0.5
+
+
+def test_text_is_spoken_with_the_voice_and_drives_the_mouth(api, alice):
+    text = "Hello there. How are you today?"
+    tts = api.post("/v1/speech/tts", alice, json={"text": text, "voice_profile_id": "espeak-en-us",
+                                                   "return_type": "b64_audio_str"})  # fmt: skip
+    spoken = tts.json()["data"]["output_duration"]
+    view, mp4 = made(api, alice, audio=None, text=text, voice_profile_id="espeak-en-us")
+    frames, video_s, audio_s = decoded(mp4)
+    assert abs(video_s - spoken) <= 1 / FPS and abs(audio_s - spoken) <= 1 / FPS
+    assert box_motion(frames, *mouth_box(FACE)).max() > 2.0
+
+
+def test_a_stored_avatar_can_speak(api, alice):
+    avatar = api.avatar(alice, PORTRAIT)
+    view, mp4 = made(api, alice, image=None, avatar_id=avatar["avatar_id"])
+    assert decoded(mp4)[0].shape[1:] == (SIDE, SIDE)
+
+
+def test_an_image_without_a_face_fails_saying_so(api, alice, png_bytes):
+    task = submit(api, alice, image=b64(png_bytes(64, 64)))
+    run_next(api)
+    view = status(api, alice, task.task_id)
+    assert view.status == "FAILED" and "No face" in view.error
+    assert hosted.is_unset(view.file_url)
+
+
+def test_usage_counts_seconds_of_video_by_kind(api, alice):
+    made(api, alice)
+    made(api, alice, MOVE, positive_prompt="nodding", negative_prompt="")
+    usage = api.get("/v1/usage", alice).json()["data"]
+    assert sorted((item["kind"], item["seconds"]) for item in usage["items"]) == [
+        (MOTION, 3.0),
+        (TALKING, 3.0),
+    ]
+    assert usage["totals"]["talking_video_seconds"] == 3.0
+    assert usage["totals"]["motion_video_seconds"] == 3.0
+
+
+# Tasks: cancel, idempotency, queue limit
+
+
+def test_cancel_removes_the_inputs(api, alice):
+    task = submit(api, alice)
+    response = api.post(f"{TALK}/{task.task_id}/cancel", alice)
+    assert response.status_code == 200 and response.json()["data"]["status"] == "CANCELED"
+    stored = asyncio.run(_uploads(api))
+    assert not [key for key in stored if task.task_id in key]
+    assert api.get(f"{MOVE}/{task.task_id}/status", alice).status_code == 404  # other kind
+
+
+async def _uploads(api) -> list[str]:
+    return await api.ctx.files.stale("uploads/", 2**62)
+
+
+def test_an_idempotent_repeat_answers_the_first_task(api, alice):
+    key = {"Idempotency-Key": "video-1"}
+    first = api.post(TALK, alice | key, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
+    again = api.post(TALK, alice | key, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
+    assert first.json()["data"]["task_id"] == again.json()["data"]["task_id"]
+    other = api.post(TALK, alice | key, json={"image": b64(PORTRAIT), "audio": b64(WAV[:-2000])})
+    assert other.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_the_queue_limit_holds(make_api):
+    api = make_api(queue_limit=1)
+    alice = api.key("alice")
+    submit(api, alice)
+    response = api.post(MOVE, alice, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
+    assert response.status_code == 503 and response.json()["error"]["code"] == "QUEUE_FULL"
+
+
+# Bad input
+
+
+def _big_png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (4097, 8)).save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("change", "status_code", "code", "field"),
+    [
+        ({"image": None}, 422, "VALIDATION_ERROR", "image"),
+        ({"avatar_id": "av_nope"}, 422, "VALIDATION_ERROR", "image"),
+        ({"image": "not base64!"}, 422, "VALIDATION_ERROR", "image"),
+        ({"image": b64(b"GIF89a not a picture")}, 422, "VALIDATION_ERROR", "image"),
+        ({"image": b64(_big_png())}, 422, "VALIDATION_ERROR", "image"),
+        ({"audio": None}, 422, "VALIDATION_ERROR", "audio"),
+        ({"text": "Hi"}, 422, "VALIDATION_ERROR", "audio"),
+        ({"audio": b64(b"RIFF....WAVEfmt nonsense")}, 422, "INVALID_AUDIO", None),
+        ({"audio": None, "text": "Hi"}, 422, "VALIDATION_ERROR", "voice_profile_id"),
+        (
+            {"audio": None, "text": "Hi", "voice_profile_id": "vp_nope"},
+            422,
+            "VALIDATION_ERROR",
+            "voice_profile_id",
+        ),  # fmt: skip
+        ({"colour": "blue"}, 422, "VALIDATION_ERROR", "colour"),
+        ({"webhook": {"url": "ftp://example.com/x"}}, 422, "VALIDATION_ERROR", "webhook.url"),
+    ],
+)
+def test_bad_requests_are_refused_clearly(api, alice, change, status_code, code, field):
+    body = {"image": b64(PORTRAIT), "audio": b64(WAV)} | change
+    response = api.post(TALK, alice, json={k: v for k, v in body.items() if v is not None})
+    assert response.status_code == status_code, response.text
+    error = response.json()["error"]
+    assert error["code"] == code
+    if field is not None:
+        assert error["details"][0]["field"] == field
+
+
+def test_prompts_are_limited(api, alice):
+    body = {"image": b64(PORTRAIT), "audio": b64(WAV), "positive_prompt": "x" * 513}
+    assert api.post(MOVE, alice, json=body).status_code == 422
+
+
+def test_an_avatar_of_another_owner_is_unknown(api, alice, bob):
+    avatar = api.avatar(alice, PORTRAIT)
+    body = {"avatar_id": avatar["avatar_id"], "audio": b64(WAV)}
+    assert api.post(TALK, bob, json=body).status_code == 404
+
+
+def test_audio_over_its_limit_is_refused(api, alice, monkeypatch):
+    monkeypatch.setattr("service.domain.talking.inputs.MAX_AUDIO_BYTES", 1000)
+    response = api.post(TALK, alice, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
+    assert response.status_code == 413
+    monkeypatch.setattr("service.domain.talking.inputs.MAX_AUDIO_S", 1.0)
+    monkeypatch.setattr("service.domain.talking.inputs.MAX_AUDIO_BYTES", 10**8)
+    response = api.post(TALK, alice, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
+    assert response.json()["error"]["code"] == "INVALID_AUDIO"
