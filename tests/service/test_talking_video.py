@@ -202,7 +202,7 @@ def test_a_motion_video_without_motions_keeps_still_in_pauses(api, alice):
         "positive_prompt": "a sailor talking",
         "negative_prompt": "no blinking, swaying or nodding",
     }
-    view, mp4 = made(api, alice, MOVE, **body)
+    _view, mp4 = made(api, alice, MOVE, **body)
     frames = decoded(mp4)[0]
     face = FACE
     whole = box_motion(frames, 0, 0, SIDE, SIDE)
@@ -218,7 +218,7 @@ def test_text_is_spoken_with_the_voice_and_drives_the_mouth(api, alice):
     tts = api.post("/v1/speech/tts", alice, json={"text": text, "voice_profile_id": "espeak-en-us",
                                                    "return_type": "b64_audio_str"})  # fmt: skip
     spoken = tts.json()["data"]["output_duration"]
-    view, mp4 = made(api, alice, audio=None, text=text, voice_profile_id="espeak-en-us")
+    _view, mp4 = made(api, alice, audio=None, text=text, voice_profile_id="espeak-en-us")
     frames, video_s, audio_s = decoded(mp4)
     assert abs(video_s - spoken) <= 1 / FPS and abs(audio_s - spoken) <= 1 / FPS
     assert box_motion(frames, *mouth_box(FACE)).max() > 2.0
@@ -226,7 +226,7 @@ def test_text_is_spoken_with_the_voice_and_drives_the_mouth(api, alice):
 
 def test_a_stored_avatar_can_speak(api, alice):
     avatar = api.avatar(alice, PORTRAIT)
-    view, mp4 = made(api, alice, image=None, avatar_id=avatar["avatar_id"])
+    _view, mp4 = made(api, alice, image=None, avatar_id=avatar["avatar_id"])
     assert decoded(mp4)[0].shape[1:] == (SIDE, SIDE)
 
 
@@ -309,7 +309,7 @@ def _big_png() -> bytes:
             422,
             "VALIDATION_ERROR",
             "voice_profile_id",
-        ),  # fmt: skip
+        ),
         ({"colour": "blue"}, 422, "VALIDATION_ERROR", "colour"),
         ({"webhook": {"url": "ftp://example.com/x"}}, 422, "VALIDATION_ERROR", "webhook.url"),
     ],
