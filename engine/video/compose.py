@@ -46,8 +46,9 @@ class ComposedVideo:
 
 
 def frame_count(duration_s: float, fps: int) -> int:
-    """The frames of a video as long as `duration_s` to the nearest frame (at least one)."""
-    return max(1, round(duration_s * fps))
+    """The frames of a video as long as `duration_s` to the nearest frame (at least one; a
+    tie takes the longer)."""
+    return max(1, int(duration_s * fps + 0.5))
 
 
 def compose(

@@ -74,7 +74,7 @@ def mouth_track(cues: Sequence[tuple[int, str]], levels: np.ndarray, fps: int):
 
 def _blinks(frames: int, fps: int, rng: np.random.Generator) -> np.ndarray:
     out = np.zeros(frames, np.float32)
-    at = rng.uniform(0.5, _BLINK_GAP_S[1]) * fps
+    at = rng.uniform(0.5, 3.0) * fps  # the first blink comes early
     shape = np.interp(np.linspace(0, len(_BLINK) - 1, max(2, round(len(_BLINK) * fps / 25))),
                       np.arange(len(_BLINK)), _BLINK)  # fmt: skip
     while at < frames:
