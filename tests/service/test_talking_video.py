@@ -11,6 +11,7 @@ import io
 from urllib.parse import urlsplit
 
 import av
+import msgspec
 import numpy as np
 import pytest
 from PIL import Image
@@ -18,11 +19,14 @@ from PIL import Image
 import engine
 from service.domain import task_runs as runs
 from service.domain.faces import FaceLandmarks
+from service.domain.files import result_key
 from service.domain.talking import FPS, MOTION, TALKING
 from service.domain.talking.run import GeneratedVideo
-from service.domain.task_runs import Job, TaskFailed
+from service.domain.task_runs import Job, Stopped, TaskFailed
 from service.generators.procedural import ProceduralPortraits
 from service.generators.talking_video import BuiltInTalkingVideos
+from service.workers.webhook_client import HttpTransport
+from service.workers.webhooks import WebhookSender
 from tests.service import hosted_types as hosted
 
 TALK = "/v1/video/async_generate_talking_avatar"
@@ -343,3 +347,35 @@ def test_audio_over_its_limit_is_refused(api, alice, monkeypatch):
     monkeypatch.setattr("service.domain.talking.inputs.MAX_AUDIO_BYTES", 10**8)
     response = api.post(TALK, alice, json={"image": b64(PORTRAIT), "audio": b64(WAV)})
     assert response.json()["error"]["code"] == "INVALID_AUDIO"
+
+
+def test_the_webhook_posts_the_status_view(make_api, receiver):
+    api = make_api(webhook_allow_private=True)
+    alice = api.key("alice")
+    task = submit(api, alice, path=MOVE, webhook={"url": receiver.url(), "auth_token": "t0k"})
+    run_next(api)
+    sender = WebhookSender(api.ctx, HttpTransport(), "http://avatars.test")
+
+    async def once() -> None:
+        await sender.send_claimable()
+        await sender.drain()
+
+    with api.client.portal() as portal:
+        portal.call(once)
+    [delivery] = receiver.wait_for(1)
+    assert delivery.headers["authorization"] == "Bearer t0k"
+    body = msgspec.json.decode(delivery.body, type=hosted.GenerateAvatarMotionStatusApiResponseBody)
+    assert body.data.task_id == task.task_id and body.data.status == "COMPLETED"
+    assert body.data.file_url.startswith("http") and body.data.output_duration == 3.0
+
+
+def test_a_cancel_stops_a_running_video_and_leaves_no_file(api, alice):
+    task = submit(api, alice)
+    ctx = api.ctx
+    with api.client.portal() as portal:
+        claimed = portal.call(runs.claim, ctx, "wrk_test")
+        job = Job(claimed, ctx.settings, ctx.files)
+        job.cancel.set()
+        with pytest.raises(Stopped):
+            GeneratedVideo(TALKING, FACES, BuiltInTalkingVideos()).run(job)
+        assert portal.call(ctx.files.size, result_key(task.task_id)) is None
