@@ -21,14 +21,6 @@ LIPS_MIDDLE = (13, 14)
 MAX_FACES = 4
 
 
-def mesh_available() -> bool:
-    try:
-        import mediapipe  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 class MeshFaces:
     """`FaceFinder` (service.domain.faces) on mediapipe's face mesh."""
 
