@@ -28,6 +28,7 @@ from service.generators.talking_video import BuiltInTalkingVideos
 from service.workers.webhook_client import HttpTransport
 from service.workers.webhooks import WebhookSender
 from tests.service import hosted_types as hosted
+from tests.service.test_generation import run_next_task as run_generation
 
 TALK = "/v1/video/async_generate_talking_avatar"
 MOVE = "/v1/video/async_generate_avatar_motion"
@@ -228,10 +229,24 @@ def test_text_is_spoken_with_the_voice_and_drives_the_mouth(api, alice):
     assert box_motion(frames, *mouth_box(FACE)).max() > 2.0
 
 
-def test_a_stored_avatar_can_speak(api, alice):
-    avatar = api.avatar(alice, PORTRAIT)
-    _view, mp4 = made(api, alice, image=None, avatar_id=avatar["avatar_id"])
-    assert decoded(mp4)[0].shape[1:] == (SIDE, SIDE)
+def test_a_generated_avatar_speaks_with_the_face_kept_for_it(api, alice):
+    """A generated avatar keeps the landmarks its generator drew: the run needs no finder (the
+    test's knows no face of this portrait)."""
+    body = {"prompt": "a lighthouse keeper", "width": 256, "height": 320, "seed": 5}
+    response = api.post("/v1/avatar/async_generate", alice, json=body)
+    assert response.status_code == 200, response.text
+    run_generation(api)
+    status_path = f"/v1/avatar/async_generate/{response.json()['data']['task_id']}/status"
+    avatar_id = api.get(status_path, alice).json()["data"]["avatar_id"]
+    _, mp4 = made(api, alice, image=None, avatar_id=avatar_id)
+    assert decoded(mp4)[0].shape[1:] == (320, 256)
+
+
+def test_an_avatar_without_a_face_is_refused(api, alice, png_bytes):
+    avatar = api.avatar(alice, png_bytes(64, 64))
+    body = {"avatar_id": avatar["avatar_id"], "audio": b64(WAV)}
+    response = api.post(TALK, alice, json=body)
+    assert response.status_code == 422 and "without a face" in response.text
 
 
 def test_an_image_without_a_face_fails_saying_so(api, alice, png_bytes):

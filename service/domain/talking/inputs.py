@@ -11,11 +11,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+import msgspec
+
 import engine
 from service.domain import voices
-from service.domain.avatars import owned_avatar
+from service.domain.avatars import avatar_face, owned_avatar
 from service.domain.context import Context
 from service.domain.errors import InvalidAudio, PayloadTooLarge, ValidationFailed
+from service.domain.faces import FaceLandmarks
 from service.domain.files import UPLOADS, avatar_key
 from service.domain.ids import new_id
 from service.domain.images import reencode_png
@@ -60,6 +63,7 @@ class VideoRequest:
 @dataclass(frozen=True)
 class _Inputs:
     png: bytes
+    face: FaceLandmarks | None  # None: the run finds it
     audio: bytes
     visemes: list[tuple[int, str]] | None  # the TTS timeline, when the sound is ours
     webhook: WebhookTarget | None
@@ -71,14 +75,20 @@ def _one_of(first: str, first_given: bool, second: str, second_given: bool) -> N
         raise ValidationFailed.field(first, message)
 
 
-async def _face_image(ctx: Context, owner_id: str, request: VideoRequest) -> bytes:
-    """The portrait as a PNG the service made (an upload is decoded and re-encoded)."""
-    if request.avatar_id is not None:
-        await owned_avatar(ctx, owner_id, request.avatar_id)
-        size = await ctx.files.size(avatar_key(request.avatar_id)) or 0
-        chunks = ctx.files.read(avatar_key(request.avatar_id), 0, size)
-        return b"".join([chunk async for chunk in chunks])
-    return (await asyncio.to_thread(reencode_png, request.image or b"")).png
+async def _face_image(ctx: Context, owner_id: str, request: VideoRequest):
+    """(the portrait as a PNG the service made, its face when known now). An upload is decoded
+    and re-encoded, its face found by the run; a stored avatar comes with the face kept for it
+    (one without a face is refused now)."""
+    if request.avatar_id is None:
+        return (await asyncio.to_thread(reencode_png, request.image or b"")).png, None
+    avatar = await owned_avatar(ctx, owner_id, request.avatar_id)
+    face = await avatar_face(ctx, avatar)
+    if face is None:
+        message = "names an avatar without a face (none was found in its image)"
+        raise ValidationFailed.field("avatar_id", message)
+    size = await ctx.files.size(avatar_key(request.avatar_id)) or 0
+    chunks = ctx.files.read(avatar_key(request.avatar_id), 0, size)
+    return b"".join([chunk async for chunk in chunks]), face
 
 
 async def _sound(ctx: Context, owner_id: str, request: VideoRequest):
@@ -124,9 +134,9 @@ async def check_request(
         token_field="webhook.auth_token",
         links_base=links_base,
     )
-    png = await _face_image(ctx, owner_id, request)
+    png, face = await _face_image(ctx, owner_id, request)
     audio, visemes = await _sound(ctx, owner_id, request)
-    return _Inputs(png, audio, visemes, webhook)
+    return _Inputs(png, face, audio, visemes, webhook)
 
 
 def _fingerprint(request: VideoRequest, inputs: _Inputs) -> str:
@@ -174,6 +184,7 @@ async def submit_video(
     params = {
         **await _store(ctx, task_id, inputs),
         "avatar_id": request.avatar_id,
+        "face": None if inputs.face is None else msgspec.to_builtins(inputs.face),
         "positive_prompt": request.positive_prompt,
         "negative_prompt": request.negative_prompt,
     }

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import msgspec
+
 import engine
 from service.domain.context import Context
 from service.domain.faces import FaceFinder, FaceLandmarks
@@ -72,13 +74,16 @@ class GeneratedVideo:
             raise TaskFailed("INPUT_MISSING", "The task's inputs are no longer there.") from None
         job.report("finding the face", 0.02)
         seed = int(hashlib.sha256(job.task.task_id.encode()).hexdigest()[:8], 16)
-        face = self._face(png)
+        face = self._face(png, params.get("face"))
         scene = Scene(png, face, *self._decode(audio), visemes, self._plan(params), seed)
         if job.cancel.is_set():
             raise Stopped
         return self._render(job, scene)
 
-    def _face(self, png: bytes) -> FaceLandmarks:
+    def _face(self, png: bytes, known: dict | None) -> FaceLandmarks:
+        """The face kept with the avatar the request named, else the largest one found."""
+        if known is not None:
+            return msgspec.convert(known, FaceLandmarks)
         faces = self._finder.find(png)
         if not faces:
             raise TaskFailed("NO_FACE", "No face was found in the image; send a portrait "
