@@ -22,6 +22,7 @@ HOP_MS = 10
 _WINDOW_MS = 25
 _MIN_HOLD_HOPS = 3  # 30 ms
 _MAX_CLOSURE_HOPS = 8  # a silence up to 80 ms inside speech is a closure, longer a pause
+_CHUNK_HOPS = 2000
 # Loudness (dBFS) rules: speech is above the floor by this much and within this of the peaks.
 _ABOVE_FLOOR_DB, _BELOW_PEAK_DB, _ABSOLUTE_DB = 9.0, 35.0, -60.0
 
@@ -36,9 +37,20 @@ def _frames(samples: np.ndarray, rate: int) -> np.ndarray:
     return padded[index]
 
 
+def _chunks(samples: np.ndarray, rate: int):
+    """The windows of `samples` a few thousand at a time (ten minutes of windows at once would
+    take hundreds of megabytes)."""
+    hop, size = rate * HOP_MS // 1000, rate * _WINDOW_MS // 1000
+    step = _CHUNK_HOPS * hop
+    for start in range(0, max(len(samples), 1), step):
+        yield _frames(samples[start : start + step + size - hop], rate)[:_CHUNK_HOPS]
+
+
 def loudness_db(samples: np.ndarray, rate: int) -> np.ndarray:
     """Each hop's loudness in dBFS (samples are floats in [-1, 1])."""
-    rms = np.sqrt(np.mean(_frames(samples, rate) ** 2, axis=1) + 1e-12)
+    rms = np.concatenate(
+        [np.sqrt(np.mean(frames**2, axis=1) + 1e-12) for frames in _chunks(samples, rate)]
+    )
     return 20 * np.log10(rms)
 
 
@@ -50,13 +62,15 @@ def speech_threshold(db: np.ndarray) -> float:
 
 def _bands(samples: np.ndarray, rate: int) -> np.ndarray:
     """Each hop's energy in the low (F1), mid (F2) and high (frication) bands: (hops, 3)."""
-    frames = _frames(samples, rate)
-    spectrum = np.abs(np.fft.rfft(frames * np.hanning(frames.shape[1]), axis=1)) ** 2
-    freqs = np.fft.rfftfreq(frames.shape[1], 1 / rate)
+    size = rate * _WINDOW_MS // 1000
+    window, freqs = np.hanning(size).astype(np.float32), np.fft.rfftfreq(size, 1 / rate)
     edges = ((200, 900), (900, 2500), (3500, min(8000, rate / 2)))
-    return np.stack(
-        [spectrum[:, (freqs >= lo) & (freqs < hi)].sum(axis=1) for lo, hi in edges], axis=1
-    )
+    masks = [(freqs >= lo) & (freqs < hi) for lo, hi in edges]
+    parts = []
+    for frames in _chunks(samples, rate):
+        spectrum = np.abs(np.fft.rfft(frames * window, axis=1)) ** 2
+        parts.append(np.stack([spectrum[:, mask].sum(axis=1) for mask in masks], axis=1))
+    return np.concatenate(parts)
 
 
 def _name(level: float, low: float, mid: float, high: float) -> str:

@@ -54,7 +54,9 @@ class TalkingFace:
             [_patch_colour(portrait, p.x, cheek_y, 3) for p in (face.left_eye, face.right_eye)],
             axis=0,
         )
-        self._lips = _patch_colour(portrait, face.mouth.x, face.mouth.y, 1)
+        # The lips' colour from the skin's, darker and redder: sampled at the mouth it would be
+        # whatever the photo shows between the lips (teeth, on a smile).
+        self._lips = self._skin * np.array([0.78, 0.55, 0.58], np.float32)
         ys, xs = np.mgrid[self._y0 : self._y1, self._x0 : self._x1]
         self._xs, self._ys = xs.astype(np.float32), ys.astype(np.float32)
 
@@ -110,8 +112,8 @@ class TalkingFace:
         """The opening: a dark ellipse (teeth along its top) ringed by lip colour, its height
         from `open`, its width from `wide`; a smile lifts its corners."""
         f = self._face
-        half_w = f.mouth_width * (0.3 + 0.35 * wide)
-        half_h = f.mouth_width * 0.3 * open_
+        half_w = f.mouth_width * (0.25 + 0.2 * wide)
+        half_h = f.mouth_width * 0.22 * open_
         if half_h < 0.6 and smile < 0.01:
             return  # closed: the portrait's own lips show
         half_h = max(half_h, 0.6)
