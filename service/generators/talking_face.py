@@ -47,6 +47,8 @@ class TalkingFace:
         h, w = portrait.shape[:2]
         self._face = face
         self._x0, self._y0, self._x1, self._y1 = _box(face, w, h)
+        if self._x1 - self._x0 < 2 or self._y1 - self._y0 < 2:
+            raise ValueError(f"the face's box {face.left:g},{face.top:g} is outside the image")
         self._region = self._still[self._y0 : self._y1, self._x0 : self._x1].astype(np.float32)
         self._mask = self._head_mask()
         cheek_y = (face.left_eye.y + face.mouth.y) / 2

@@ -407,3 +407,19 @@ def test_bodies_may_hold_media_up_to_32_mib(api, alice):
     headers = alice | {"Content-Type": "application/json"}
     response = api.post(MOVE, headers, content=oversized)
     assert response.status_code == 413 and response.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+def test_landmarks_outside_the_image_fail_the_task_saying_so(api, alice):
+    outside = msgspec.structs.replace(FACE, left=-5000.0, top=-5000.0)
+    finder = KnownFaces()
+    finder.add(PORTRAIT, outside)
+    task = submit(api, alice)
+    ctx = api.ctx
+    with api.client.portal() as portal:
+        claimed = portal.call(runs.claim, ctx, "wrk_test")
+        with pytest.raises(TaskFailed) as failed:
+            GeneratedVideo(TALKING, finder, BuiltInTalkingVideos()).run(
+                Job(claimed, ctx.settings, ctx.files)
+            )
+        assert failed.value.error.code == "PROCESSING_FAILED"
+        assert portal.call(ctx.files.size, result_key(task.task_id)) is None

@@ -47,7 +47,7 @@ class VideoRenderer(Protocol):
         self, scene: Scene, dst: Path, *, preset: str, crf: float, progress, cancel
     ) -> engine.ComposedVideo:
         """Raises engine.Canceled once `cancel` is set, engine.EngineError when encoding
-        fails."""
+        fails, ValueError when the face's landmarks cannot be drawn on the image."""
         ...
 
 
@@ -116,7 +116,7 @@ class GeneratedVideo:
                 )  # fmt: skip
         except engine.Canceled:
             raise Stopped from None
-        except engine.EngineError as exc:
+        except (engine.EngineError, ValueError) as exc:  # ValueError: landmarks it cannot use
             raise TaskFailed("PROCESSING_FAILED", f"The video could not be made: {exc}.") from None
 
     async def complete(self, ctx: Context, task: Task, output: engine.ComposedVideo) -> Completion:
