@@ -34,7 +34,7 @@ import numpy as np
 from PIL import Image
 
 import engine
-from service.domain.motion_presets import TALKING
+from service.domain.motion_presets import TALKING_PLAN
 from service.domain.speech import BUILT_IN, Voice
 from service.domain.talking.run import Scene
 from service.generators.espeak import EspeakSpeech
@@ -58,7 +58,7 @@ def _scene(seconds: float) -> Scene:
     generator = ProceduralPortraits()
     png = generator.render("a friendly astronaut", SIDE, SIDE, 4)
     face = generator.face("a friendly astronaut", SIDE, SIDE, 4)
-    return Scene(png, face, pcm, 24_000, visemes, TALKING, 1)
+    return Scene(png, face, pcm, 24_000, visemes, TALKING_PLAN, 1)
 
 
 def _cpu_and_wall(work: Callable[[], None]) -> tuple[float, float]:

@@ -38,7 +38,8 @@ class MotionPlan:
         return preset in self.presets
 
 
-TALKING = MotionPlan(DEFAULT_ON | {"nod"})
+# What a talking-avatar video plays.
+TALKING_PLAN = MotionPlan(DEFAULT_ON | {"nod"})
 
 
 def _named(prompt: str) -> set[str]:

@@ -18,7 +18,7 @@ from service.domain.faces import FaceFinder, FaceLandmarks
 from service.domain.files import result_key
 from service.domain.ids import new_id
 from service.domain.models import Task, UsageRecord
-from service.domain.motion_presets import TALKING, MotionPlan, plan_of
+from service.domain.motion_presets import TALKING_PLAN, MotionPlan, plan_of
 from service.domain.talking import FPS, MAX_VIDEO_SIDE, MOTION
 from service.domain.talking.inputs import AUDIO_RATE, MAX_AUDIO_S, remove_inputs
 from service.domain.task_runs import Completion, Job, Stopped, TaskFailed
@@ -101,7 +101,7 @@ class GeneratedVideo:
     def _plan(self, params: dict) -> MotionPlan:
         if self.name == MOTION:
             return plan_of(params["positive_prompt"], params["negative_prompt"])
-        return TALKING
+        return TALKING_PLAN
 
     def _render(self, job: Job, scene: Scene) -> engine.ComposedVideo:
         def progress(done: int, total: int) -> None:
