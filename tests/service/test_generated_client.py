@@ -126,8 +126,8 @@ NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
     "cancel_clone": "a race with serve's task workers; test_voice cancels",
-    "cancel_talking_avatar": "a race with serve's task workers; test_talking_video cancels",
-    "cancel_avatar_motion": "a race with serve's task workers; test_talking_video cancels",
+    "cancel_talking_avatar": "a race with serve's task workers; test_talking_video_tasks cancels",
+    "cancel_avatar_motion": "a race with serve's task workers; test_talking_video_tasks cancels",
 }
 HEAD_PREFIX = "head_"
 
