@@ -70,7 +70,9 @@ class BuiltInTalkingVideos:
         self, scene: Scene, dst: Path, *, preset: str, crf: float, progress=None, cancel=None
     ) -> engine.ComposedVideo:
         pixels, face = portrait_of(scene.png, scene.face, scene.max_side)
-        track = track_of(scene)
+        track = track_of(scene)  # about a second for ten minutes of sound: look at cancel after
+        if cancel is not None and cancel.is_set():
+            raise engine.Canceled("the video was canceled")
         talking = TalkingFace(pixels, face)
 
         def frames() -> Iterator[np.ndarray]:

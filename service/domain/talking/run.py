@@ -72,10 +72,13 @@ class GeneratedVideo:
                 visemes = [(at, name) for at, name in json.loads(_read(job, params["visemes_key"]))]
         except FileNotFoundError:
             raise TaskFailed("INPUT_MISSING", "The task's inputs are no longer there.") from None
+        sound = self._decode(audio)
+        if job.cancel.is_set():
+            raise Stopped
         job.report("finding the face", 0.02)
         seed = int(hashlib.sha256(job.task.task_id.encode()).hexdigest()[:8], 16)
         face = self._face(png, params.get("face"))
-        scene = Scene(png, face, *self._decode(audio), visemes, self._plan(params), seed)
+        scene = Scene(png, face, *sound, visemes, self._plan(params), seed)
         if job.cancel.is_set():
             raise Stopped
         return self._render(job, scene)
