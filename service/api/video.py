@@ -24,7 +24,8 @@ from service.schemas.tasks import TaskSubmitted, TaskSubmittedEnvelope
 # Base64 media inside JSON (SPEC 14): a 10 MB image and 20 MB of audio in one body would be
 # about 40 MB of base64; each alone fits, and the limit is the one SPEC 14 names.
 MAX_VIDEO_BODY = 32 * 1024 * 1024
-_SUBMIT_ERRORS = error_responses(413, 503)
+# 502: the text-to-speech backend failed.
+_SUBMIT_ERRORS = error_responses(413, 502, 503)
 
 
 def _envelope(request: Request, state: VideoState) -> VideoStatusEnvelope:

@@ -118,7 +118,11 @@ def test_prompts_are_limited(api, alice):
 def test_an_avatar_of_another_owner_is_unknown(api, alice, bob):
     avatar = api.avatar(alice, PORTRAIT)
     body = {"avatar_id": avatar["avatar_id"], "audio": b64(WAV)}
-    assert api.post(TALK, bob, json=body).status_code == 404
+    response = api.post(TALK, bob, json=body)
+    assert response.status_code == 422 and response.json()["error"]["details"][0] == {
+        "field": "avatar_id",
+        "message": "no avatar of yours has this id",
+    }
 
 
 def test_audio_over_its_limit_is_refused(api, alice, monkeypatch):

@@ -15,6 +15,7 @@ import msgspec
 
 import engine
 from service.domain import voices
+from service.domain.agents import check_avatar_ref
 from service.domain.avatars import avatar_face, owned_avatar
 from service.domain.context import Context
 from service.domain.errors import InvalidAudio, PayloadTooLarge, ValidationFailed
@@ -81,6 +82,7 @@ async def _face_image(ctx: Context, owner_id: str, request: VideoRequest):
     (one without a face is refused now)."""
     if request.avatar_id is None:
         return (await asyncio.to_thread(reencode_png, request.image or b"")).png, None
+    await check_avatar_ref(ctx, owner_id, request.avatar_id)  # 422 as for agents and sessions
     avatar = await owned_avatar(ctx, owner_id, request.avatar_id)
     face = await avatar_face(ctx, avatar)
     if face is None:
