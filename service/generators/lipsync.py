@@ -136,7 +136,10 @@ def audio_timeline(pcm: bytes, rate: int) -> list[tuple[int, str]]:
     cues: list[tuple[int, str]] = [(0, REST)]
     for i, name in enumerate(names):
         if name != cues[-1][1]:
-            cues.append((i * HOP_MS, name))
+            if i == 0:
+                cues[0] = (0, name)  # speech from the first hop: no closed mouth before it
+            else:
+                cues.append((i * HOP_MS, name))
     end_ms = round(len(samples) / rate * 1000)
     if cues[-1][1] != REST:
         cues.append((end_ms, REST))
