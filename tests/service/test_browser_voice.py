@@ -182,21 +182,23 @@ def test_the_mouth_speaks_with_the_sound_and_rests_after(api, page, astronaut):
         ready(page)
         page.wait_for_function("() => avatarFace.mode === 'face'")
         page.locator("#message").click()  # the first gesture: sound may play from now on
+        quiet = "() => avatarFace.timeline().length === 0 && avatarFace.viseme === 'sil'"
+        page.wait_for_function(quiet, timeout=30_000)  # a greeting heard after the click ends
         resting = _mouth_shot(page)
         say(page, "Hello there. How are you today? Tell me everything.")
         shots, shapes = set(), set()
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (len(shots) < 3 or len(shapes) < 3):
+        while time.monotonic() < deadline and (len(shots - {resting}) < 2 or len(shapes) < 3):
             face = _face(page)
             if face["timeline"] and face["open"] > 0:
                 assert face["viseme"] in _shapes_near(face["timeline"], face["clock"]), face
                 shapes.add(face["viseme"])
                 shots.add(_mouth_shot(page))
             page.wait_for_timeout(23)
-        assert len(shapes) >= 3 and len(shots) >= 2, shapes  # the mouth moved with the sound
-        assert resting not in shots
-        page.wait_for_function("() => avatarFace.timeline().length === 0", timeout=30_000)
-        page.wait_for_function("() => avatarFace.viseme === 'sil'")
+        # The mouth moved with the sound (a shot may catch it closed, on "PP" or between
+        # sentences: two open ones must still differ from each other and from the rest).
+        assert len(shapes) >= 3 and len(shots - {resting}) >= 2, shapes
+        page.wait_for_function(quiet, timeout=30_000)
         assert _face(page)["head"] == {"dx": 0, "dy": 0, "angle": 0}
         assert _mouth_shot(page) == resting
     finally:

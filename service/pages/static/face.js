@@ -106,13 +106,16 @@ window.AvatarFace = (function () {
     const below = my + face.mouth_width * 0.12;
     const lips = shade(colourAt(image, mx, below, face.mouth_width * 0.2, "rgb(190, 90, 96)"), 0.8);
     const next = random(seedOf(location.pathname));
-    let blinkAt = 1 + 3 * next();
+    let blinkAt = null; // the first blink comes 1 to 4 s after the first frame
     let blinks = 0;
 
     // How closed the eyes are at time t (s): 0 open .. 1 shut.
     function closure(t) {
       if (still) {
         return 0;
+      }
+      if (blinkAt === null) {
+        blinkAt = t + 1 + 3 * next();
       }
       if (t >= blinkAt + BLINK_S) {
         blinkAt = t + 2 + 4 * next();
