@@ -191,3 +191,10 @@ def test_landmarks_outside_the_image_fail_the_task_saying_so(api, alice):
             )
         assert failed.value.error.code == "PROCESSING_FAILED"
         assert portal.call(ctx.files.size, result_key(task.task_id)) is None
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "WEBP"])
+def test_jpeg_and_webp_portraits_are_taken(api, alice, fmt):
+    out = io.BytesIO()
+    Image.open(io.BytesIO(PORTRAIT)).save(out, format=fmt)
+    submit(api, alice, image=b64(out.getvalue()))
