@@ -24,11 +24,12 @@ _LASH = np.array([40, 28, 26], np.float32)
 
 
 def _box(face: FaceLandmarks, width: int, height: int) -> tuple[int, int, int, int]:
-    """The region redrawn per frame: the face and a margin for the head's motion."""
-    mx, my = face.width * 0.4, face.height * 0.3
-    x0, y0 = max(0, int(face.left - mx)), max(0, int(face.top - my))
+    """The region redrawn per frame: the face, the hair above it (the face's box starts at the
+    hairline) and a margin for the head's motion."""
+    mx, above, below = face.width * 0.4, face.height * 0.55, face.height * 0.4
+    x0, y0 = max(0, int(face.left - mx)), max(0, int(face.top - above))
     x1 = min(width, math.ceil(face.left + face.width + mx))
-    y1 = min(height, math.ceil(face.top + face.height + my))
+    y1 = min(height, math.ceil(face.top + face.height + below))
     return x0, y0, x1, y1
 
 
@@ -63,13 +64,14 @@ class TalkingFace:
         self._xs, self._ys = xs.astype(np.float32), ys.astype(np.float32)
 
     def _head_mask(self) -> np.ndarray:
-        """1 over the head, falling to 0 over a soft edge before the region's border."""
+        """1 over the head (hair included: what moves with it must not be left behind as a
+        double image), falling to 0 over a soft edge before the region's border."""
         f = self._face
         ys, xs = np.mgrid[self._y0 : self._y1, self._x0 : self._x1].astype(np.float32)
-        cx, cy = f.left + f.width / 2, f.top + f.height / 2
-        rx, ry = f.width * 0.58, f.height * 0.58
+        cx, cy = f.left + f.width / 2, f.top + f.height * 0.42
+        rx, ry = f.width * 0.62, f.height * 0.72
         distance = np.hypot((xs - cx) / rx, (ys - cy) / ry)
-        return np.clip((1.3 - distance) / 0.3, 0, 1)[..., None].astype(np.float32)
+        return np.clip((1.25 - distance) / 0.25, 0, 1)[..., None].astype(np.float32)
 
     def frame(self, track: FaceTrack, i: int) -> np.ndarray:
         """Frame `i` of `track` as a new (h, w, 3) uint8 array."""
@@ -149,7 +151,9 @@ class TalkingFace:
         if x1 <= x0 or y1 <= y0:
             return
         ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
-        edge = cy - half_h + 2 * half_h * closed  # where the lid's rim is
+        # Where the lid's rim is: shut, it lies below the eye's middle, where the eye is still
+        # wide enough for the lashes to show.
+        edge = cy - half_h + 1.8 * half_h * closed
         within = np.clip((1 - np.hypot((xs - cx) / half_w, (ys - cy) / half_h)) * half_h, 0, 1)
         above = np.clip(edge - ys + 0.5, 0, 1)
         lid = (within * above)[..., None]
