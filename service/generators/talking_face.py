@@ -52,6 +52,11 @@ class TalkingFace:
             raise ValueError(f"the face's box {face.left:g},{face.top:g} is outside the image")
         self._region = self._still[self._y0 : self._y1, self._x0 : self._x1].astype(np.float32)
         self._mask = self._head_mask()
+        r, c = (
+            np.nonzero(self._mask[..., 0].max(axis=1))[0],
+            np.nonzero(self._mask[..., 0].max(axis=0))[0],
+        )
+        self._blend = (slice(r[0], r[-1] + 1), slice(c[0], c[-1] + 1))
         cheek_y = (face.left_eye.y + face.mouth.y) / 2
         self._skin = np.mean(
             [_patch_colour(portrait, p.x, cheek_y, 3) for p in (face.left_eye, face.right_eye)],
@@ -60,8 +65,7 @@ class TalkingFace:
         # The lips' colour from the skin's, darker and redder: sampled at the mouth it would be
         # whatever the photo shows between the lips (teeth, on a smile).
         self._lips = self._skin * np.array([0.78, 0.55, 0.58], np.float32)
-        ys, xs = np.mgrid[self._y0 : self._y1, self._x0 : self._x1]
-        self._xs, self._ys = xs.astype(np.float32), ys.astype(np.float32)
+        self._jaw = self._jaw_profile()
 
     def _head_mask(self) -> np.ndarray:
         """1 over the head (hair included: what moves with it must not be left behind as a
@@ -84,33 +88,44 @@ class TalkingFace:
                 self._draw_lid(face, eye.x, eye.y, float(track.blink[i]))
         moved = self._move(face, float(track.dx[i]), float(track.dy[i]), float(track.angle[i]))
         out = self._still.copy()
-        blended = self._region + self._mask * (moved - self._region)
-        out[self._y0 : self._y1, self._x0 : self._x1] = np.clip(blended + 0.5, 0, 255)
+        rows, cols = self._blend  # where the mask is not zero; elsewhere the still shows
+        still, mask = self._region[rows, cols], self._mask[rows, cols]
+        blended = still + mask * (moved[rows, cols] - still)
+        out[self._y0 : self._y1, self._x0 : self._x1][rows, cols] = np.clip(blended + 0.5, 0, 255)
         return out
 
-    def _drop_jaw(self, face: np.ndarray, open_: float) -> np.ndarray:
-        """The lower face stretched down by the jaw's drop: rows below the mouth come from
-        higher up, most under the lips and none at the sides, the neck or above the mouth."""
+    def _jaw_profile(self) -> tuple[slice, slice, np.ndarray]:
+        """Where the jaw's drop moves pixels (rows, columns of the region) and how far, per
+        pixel of drop: most under the lips, nothing at the sides, the neck or above the mouth.
+        It depends only on the face, so it is made once."""
         f = self._face
-        drop = open_ * 0.16 * f.mouth_width
         chin = f.top + f.height
         span = max(chin - f.mouth.y, 1.0)
-        y = self._ys
-        rise = np.clip((y - f.mouth.y) / (0.3 * span), 0, 1)
-        fall = np.clip((chin + 0.35 * span - y) / (0.35 * span), 0, 1)
-        across = np.clip(1 - np.abs(self._xs - f.mouth.x) / (0.45 * f.width), 0, 1)
-        shift = drop * rise * fall * np.sin(across * np.pi / 2) ** 2
-        rows = np.nonzero(shift.max(axis=1) > 0.05)[0]
-        if not len(rows):
+        y = np.arange(self._y0, self._y1, dtype=np.float32)
+        x = np.arange(self._x0, self._x1, dtype=np.float32)
+        rows = np.clip((y - f.mouth.y) / (0.3 * span), 0, 1)
+        rows *= np.clip((chin + 0.35 * span - y) / (0.35 * span), 0, 1)
+        across = np.clip(1 - np.abs(x - f.mouth.x) / (0.45 * f.width), 0, 1)
+        cols = np.sin(across * np.pi / 2) ** 2
+        r, c = np.nonzero(rows)[0], np.nonzero(cols)[0]
+        if not len(r) or not len(c):
+            return slice(0, 0), slice(0, 0), np.zeros((0, 0), np.float32)
+        r_span, c_span = slice(r[0], r[-1] + 1), slice(c[0], c[-1] + 1)
+        return r_span, c_span, np.outer(rows[r_span], cols[c_span]).astype(np.float32)
+
+    def _drop_jaw(self, face: np.ndarray, open_: float) -> np.ndarray:
+        """The lower face stretched down by the jaw's drop: its rows come from higher up."""
+        rows, cols, profile = self._jaw
+        if not profile.size:
             return face
-        top, bottom = rows[0], rows[-1] + 1
-        source = np.clip(y[top:bottom] - self._y0 - shift[top:bottom], 0, face.shape[0] - 1)
+        shift = open_ * 0.16 * self._face.mouth_width * profile
+        where = np.arange(rows.start, rows.stop, dtype=np.float32)[:, None]
+        source = np.clip(where - shift, 0, face.shape[0] - 1)
         lo = np.floor(source).astype(np.intp)
         hi, t = np.minimum(lo + 1, face.shape[0] - 1), (source - lo)[..., None]
-        cols = np.arange(face.shape[1])[None, :]
-        out = face.copy()
-        out[top:bottom] = face[lo, cols] * (1 - t) + face[hi, cols] * t
-        return out
+        index = np.arange(cols.start, cols.stop)[None, :]
+        face[rows, cols] = face[lo, index] * (1 - t) + face[hi, index] * t
+        return face
 
     def _draw_mouth(self, face: np.ndarray, open_: float, wide: float, smile: float) -> None:
         """The opening: a dark ellipse (teeth along its top) ringed by lip colour, its height
