@@ -29,6 +29,7 @@ from service.api.sessions import SessionsController
 from service.api.speech import speech_file, speech_router
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
+from service.api.video import video_router
 from service.api.voice import voice_router, voice_sample
 from service.api.webhooks import WebhooksController
 from service.clock import Clock
@@ -75,6 +76,7 @@ def _api_router(settings: Settings) -> Router:
             upscale_router(settings),
             voice_router(),
             speech_router(),
+            video_router(),
         ],
         security=[{"BearerAuth": []}],
     )

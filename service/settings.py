@@ -272,12 +272,16 @@ class Settings:
         default=False,
         metadata=_option(_flag, "allow http and private/loopback webhook and agent targets"),
     )
-    # Read by the upscale task (the CLI takes its own flags).
+    # Read by the upscale and generated-video tasks (the CLI takes its own flags).
     x264_preset: Preset = field(
-        default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
+        default="veryfast",
+        metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales and generated videos"),
     )
     x264_crf: float = field(
-        default=18.0, metadata=_option(_number(0, MAX_CRF), f"x264 CRF of upscales, 0 to {MAX_CRF}")
+        default=18.0,
+        metadata=_option(
+            _number(0, MAX_CRF), f"x264 CRF of upscales and generated videos, 0 to {MAX_CRF}"
+        ),
     )
     filter: Filter = field(
         default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")

@@ -12,7 +12,7 @@ from service.domain.errors import PayloadTooLarge, ValidationFailed
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 MAX_IMAGE_SIDE = 4096
-_FORMATS = ("PNG", "JPEG")
+_FORMATS = ("PNG", "JPEG", "WEBP")
 
 
 class EncodedImage:
@@ -30,7 +30,7 @@ def _open_checked(data: bytes) -> Image.Image:
     try:
         image = Image.open(io.BytesIO(data), formats=_FORMATS)
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
-        raise _invalid("must be a PNG or JPEG image") from None
+        raise _invalid("must be a PNG, JPEG or WebP image") from None
     width, height = image.size
     if width > MAX_IMAGE_SIDE or height > MAX_IMAGE_SIDE:
         raise _invalid(f"is {width}x{height}; each side must be at most {MAX_IMAGE_SIDE} px")
@@ -38,7 +38,7 @@ def _open_checked(data: bytes) -> Image.Image:
 
 
 def reencode_png(data: bytes) -> EncodedImage:
-    """Decode a PNG/JPEG upload (<= 10 MB, <= 4096 px a side) and re-encode it as PNG."""
+    """Decode a PNG/JPEG/WebP upload (<= 10 MB, <= 4096 px a side) and re-encode it as PNG."""
     if len(data) > MAX_IMAGE_BYTES:
         raise PayloadTooLarge(f"The image is {len(data)} bytes; at most {MAX_IMAGE_BYTES} allowed.")
     if not data:

@@ -169,7 +169,15 @@ class Message(msgspec.Struct, frozen=True):
 
 
 # What usage is recorded for (UsageRecord.kind).
-USAGE_KINDS = ("route_conversation", "session", "upscale", "tts", "stt")
+USAGE_KINDS = (
+    "route_conversation",
+    "session",
+    "upscale",
+    "tts",
+    "stt",
+    "talking_video",
+    "motion_video",
+)
 
 
 class UsageRecord(msgspec.Struct, frozen=True):
@@ -200,6 +208,8 @@ class UsageTotals(msgspec.Struct, frozen=True):
     upscale_billable_seconds: float = 0.0
     tts_seconds: float = 0.0
     stt_seconds: float = 0.0
+    talking_video_seconds: float = 0.0
+    motion_video_seconds: float = 0.0
 
 
 class TaskError(msgspec.Struct, frozen=True):

@@ -12,7 +12,9 @@ from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal["route_conversation", "session", "upscale", "tts", "stt"]
+    kind: Literal[
+        "route_conversation", "session", "upscale", "tts", "stt", "talking_video", "motion_video"
+    ]
     ref_id: str
     started_at: Timestamp
     ended_at: Timestamp
@@ -39,6 +41,8 @@ class UsageTotals(msgspec.Struct):
     upscale_billable_seconds: float
     tts_seconds: float
     stt_seconds: float
+    talking_video_seconds: float
+    motion_video_seconds: float
 
 
 class UsagePage(msgspec.Struct):

@@ -154,6 +154,8 @@ def usage_totals_of(rows: list[tuple]) -> UsageTotals:
         upscale_billable_seconds=total("upscale", billable=True),
         tts_seconds=total("tts"),
         stt_seconds=total("stt"),
+        talking_video_seconds=total("talking_video"),
+        motion_video_seconds=total("motion_video"),
     )
 
 

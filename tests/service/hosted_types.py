@@ -306,6 +306,29 @@ class STTApiResponseBody(Hosted):
     data: STTOutput | UnsetType = UNSET
 
 
+# Generated videos (SPEC 14): both kinds answer the same shapes.
+
+
+class AsyncGenerateTalkingAvatarApiResponseBody(Hosted):
+    data: AsyncTaskStatus | UnsetType = UNSET
+
+
+class GenerateTalkingAvatarTaskOutput(Hosted):
+    task_id: str
+    status: TaskStatus
+    error: str | UnsetType | None = UNSET
+    file_url: str | UnsetType | None = UNSET
+    output_duration: float | UnsetType | None = UNSET
+
+
+class GenerateTalkingAvatarStatusApiResponseBody(Hosted):
+    data: GenerateTalkingAvatarTaskOutput | UnsetType = UNSET
+
+
+AsyncGenerateAvatarMotionApiResponseBody = AsyncGenerateTalkingAvatarApiResponseBody
+GenerateAvatarMotionStatusApiResponseBody = GenerateTalkingAvatarStatusApiResponseBody
+
+
 T = TypeVar("T")
 
 

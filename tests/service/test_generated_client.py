@@ -27,7 +27,10 @@ import httpx
 import pytest
 import websockets.sync.client
 from openapi_spec_validator import validate
+from PIL import Image
+from skimage.data import astronaut
 
+import engine
 from tests.service.conftest import mp4_bytes, png_bytes
 
 PACKAGE = "avatar_client"
@@ -123,6 +126,8 @@ NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
     "cancel_clone": "a race with serve's task workers; test_voice cancels",
+    "cancel_talking_avatar": "a race with serve's task workers; test_talking_video_tasks cancels",
+    "cancel_avatar_motion": "a race with serve's task workers; test_talking_video_tasks cancels",
 }
 HEAD_PREFIX = "head_"
 
@@ -327,6 +332,7 @@ def usage(flow: Flow) -> None:
     m = flow.models
     page = flow.call("get_usage", m.UsagePageEnvelope).data
     assert page.totals.upscale_billable_seconds > 0
+    assert page.totals.talking_video_seconds > 0 and page.totals.motion_video_seconds > 0
     upscales = flow.call("get_usage", m.UsagePageEnvelope, kind=m.GetUsageKind("upscale")).data
     assert [item.kind for item in upscales.items] == [m.UsageItemKind("upscale")]
     assert upscales.totals.session_seconds == 0
@@ -336,6 +342,40 @@ def webhooks(flow: Flow) -> None:
     m = flow.models
     secret = flow.call("get_webhook_secret", m.WebhookSecretEnvelope).data.secret
     assert flow.call("rotate_webhook_secret", m.WebhookSecretEnvelope).data.secret != secret
+
+
+def videos(flow: Flow) -> None:
+    """A photo speaking a text with a premade voice, then a recording with prompted motions,
+    each found by serve's own face finder and rendered by its task workers."""
+    m = flow.models
+    photo = io.BytesIO()
+    Image.fromarray(astronaut()).resize((320, 320)).save(photo, format="JPEG")
+    image = base64.b64encode(photo.getvalue()).decode()
+    talk = m.GenerateTalkingAvatarTalkingVideoCreate(
+        image=image, text="Hello.", voice_profile_id="espeak-en-us"
+    )
+    submitted = flow.call("generate_talking_avatar", m.TaskSubmittedEnvelope, body=talk)
+
+    def completed(operation: str, task_id: str) -> Callable[[], Any]:
+        def check() -> Any:
+            view = flow.call(operation, m.VideoStatusEnvelope, task_id).data
+            assert view.status != m.VideoStatusStatus("FAILED"), view.error
+            return view.status == m.VideoStatusStatus("COMPLETED") and view
+
+        return check
+
+    view = flow.poll(completed("get_talking_avatar_status", submitted.data.task_id), timeout=60)
+    link = urlsplit(view.file_url)
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    payload = flow.call("result_file", flow.generated.types.File, view.task_id, **query)
+    with av.open(io.BytesIO(payload.payload.read())) as container:
+        assert abs(float(container.duration) / 1e6 - view.output_duration) < 0.1
+    audio = base64.b64encode(engine.wav_bytes(bytes(16000), 8000)).decode()
+    move = m.GenerateAvatarMotionMotionVideoCreate(
+        image=image, audio=audio, positive_prompt="nodding", negative_prompt=""
+    )
+    submitted = flow.call("generate_avatar_motion", m.TaskSubmittedEnvelope, body=move)
+    flow.poll(completed("get_avatar_motion_status", submitted.data.task_id), timeout=60)
 
 
 def cleanup(flow: Flow) -> None:
@@ -348,7 +388,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
-    usage, webhooks, cleanup,
+    videos, usage, webhooks, cleanup,
 ]  # fmt: skip
 
 

@@ -44,6 +44,8 @@ def test_totals_cover_the_window(api, alice, seeded):
         "upscale_billable_seconds": 5.0,
         "tts_seconds": 0.0,
         "stt_seconds": 0.0,
+        "talking_video_seconds": 0.0,
+        "motion_video_seconds": 0.0,
     }
     first = data["items"][-1]
     assert first == {
@@ -97,6 +99,8 @@ NO_USAGE = {
     "upscale_billable_seconds": 0.0,
     "tts_seconds": 0.0,
     "stt_seconds": 0.0,
+    "talking_video_seconds": 0.0,
+    "motion_video_seconds": 0.0,
 }
 
 
