@@ -20,6 +20,7 @@ from service.api.errors import EXCEPTION_HANDLERS
 from service.api.frontdoor import front_door
 from service.api.generation import GenerationController
 from service.api.health import healthz
+from service.api.images import image_router
 from service.api.live import route_socket, session_socket
 from service.api.openapi import operation_id
 from service.api.pages import PagesController
@@ -75,6 +76,7 @@ def _api_router(settings: Settings) -> Router:
             upscale_router(settings),
             voice_router(),
             speech_router(),
+            image_router(),
         ],
         security=[{"BearerAuth": []}],
     )

@@ -29,6 +29,17 @@ def avatar_key(avatar_id: str) -> str:
 
 
 UPLOADS = "uploads/"
+# Images drawn by the image backend, kept for their task's status until AVATAR_RESULT_TTL_S.
+DRAWN_IMAGES = "images/"
+
+
+def drawn_image_key(task_id: str) -> str:
+    return f"{DRAWN_IMAGES}{task_id}.jpg"
+
+
+def reference_image_key(task_id: str, index: int) -> str:
+    # Flat beside other uploads, named by the task: the sweeper removes abandoned ones.
+    return f"{UPLOADS}{task_id}.reference-{index}.png"
 
 
 class BlobWriter(Protocol):

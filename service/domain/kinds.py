@@ -6,15 +6,22 @@ from functools import cache
 
 from service.domain.cloning import VoiceClone
 from service.domain.generation import Generation
+from service.domain.image_tasks import ImageGeneration
 from service.domain.task_runs import TaskKind
 from service.domain.upscale.run import Upscale
+from service.generators.openai_images import image_backend
 from service.generators.procedural import ProceduralPortraits
 from service.generators.voice_match import BuiltInMatcher
 
 
 @cache
 def task_kinds() -> dict[str, TaskKind]:
-    kinds = (Upscale(), Generation(ProceduralPortraits()), VoiceClone(BuiltInMatcher()))
+    kinds = (
+        Upscale(),
+        Generation(ProceduralPortraits()),
+        VoiceClone(BuiltInMatcher()),
+        ImageGeneration(image_backend),
+    )
     return {kind.name: kind for kind in kinds}
 
 

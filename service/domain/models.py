@@ -162,7 +162,7 @@ class Message(msgspec.Struct, frozen=True):
 
 
 # What usage is recorded for (UsageRecord.kind).
-USAGE_KINDS = ("route_conversation", "session", "upscale", "tts", "stt")
+USAGE_KINDS = ("route_conversation", "session", "upscale", "tts", "stt", "image")
 
 
 class UsageRecord(msgspec.Struct, frozen=True):
@@ -193,6 +193,7 @@ class UsageTotals(msgspec.Struct, frozen=True):
     upscale_billable_seconds: float = 0.0
     tts_seconds: float = 0.0
     stt_seconds: float = 0.0
+    image_count: int = 0
 
 
 class TaskError(msgspec.Struct, frozen=True):

@@ -20,6 +20,7 @@ _STATUS_PATHS = {
     "upscale": "/v1/video/upscale/{task_id}",
     "avatar_generation": "/v1/avatar/async_generate/{task_id}/status",
     "voice_clone": "/v1/voice/clone/{task_id}/status",
+    "image_generation": "/v1/image/async_generate/{task_id}/status",
 }
 
 

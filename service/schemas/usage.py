@@ -12,7 +12,7 @@ from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal["route_conversation", "session", "upscale", "tts", "stt"]
+    kind: Literal["route_conversation", "session", "upscale", "tts", "stt", "image"]
     ref_id: str
     started_at: Timestamp
     ended_at: Timestamp
@@ -39,6 +39,7 @@ class UsageTotals(msgspec.Struct):
     upscale_billable_seconds: float
     tts_seconds: float
     stt_seconds: float
+    image_count: int
 
 
 class UsagePage(msgspec.Struct):

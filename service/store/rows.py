@@ -126,8 +126,10 @@ def delivery_of(row: tuple) -> Delivery:
 
 
 def usage_totals_of(rows: list[tuple]) -> UsageTotals:
-    """The totals of (kind, sum of seconds, sum of billable seconds) rows, one per kind."""
-    by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
+    """The totals of (kind, sum of seconds, sum of billable seconds, count) rows, one per
+    kind."""
+    by_kind = {kind: (seconds, billable) for kind, seconds, billable, _ in rows}
+    counts = {kind: count for kind, _, _, count in rows}
 
     def total(kind: str, billable: bool = False) -> float:
         return round(by_kind.get(kind, (0.0, 0.0))[1 if billable else 0], 3)
@@ -138,6 +140,7 @@ def usage_totals_of(rows: list[tuple]) -> UsageTotals:
         upscale_billable_seconds=total("upscale", billable=True),
         tts_seconds=total("tts"),
         stt_seconds=total("stt"),
+        image_count=counts.get("image", 0),
     )
 
 

@@ -44,6 +44,7 @@ def test_totals_cover_the_window(api, alice, seeded):
         "upscale_billable_seconds": 5.0,
         "tts_seconds": 0.0,
         "stt_seconds": 0.0,
+        "image_count": 0,
     }
     first = data["items"][-1]
     assert first == {
@@ -97,6 +98,7 @@ NO_USAGE = {
     "upscale_billable_seconds": 0.0,
     "tts_seconds": 0.0,
     "stt_seconds": 0.0,
+    "image_count": 0,
 }
 
 
