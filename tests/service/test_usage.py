@@ -134,7 +134,7 @@ def test_route_conversations_name_their_route(api, alice, seeded):
     assert all("route_id" not in item for item in others)
 
 
-@pytest.mark.parametrize("kind", ["image", "Session", "", "null"])
+@pytest.mark.parametrize("kind", ["images", "Session", "", "null"])
 def test_an_unknown_kind_is_422(api, alice, kind):
     response = api.get("/v1/usage", alice, params={"kind": kind})
     assert response.status_code == 422, response.text
