@@ -210,6 +210,24 @@ class GenerateAvatarStatusApiResponseBody(Hosted):
     data: GenerateAvatarTaskOutput
 
 
+class GenerateOutput(Hosted):
+    image: str | UnsetType | None = UNSET  # base64 JPEG
+
+
+class GenerateImageApiResponseBody(Hosted):
+    data: GenerateOutput
+
+
+class GenerateTaskOutput(Hosted):
+    task_id: str
+    status: TaskStatus
+    image: str | UnsetType | None = UNSET
+
+
+class GenerateImageStatusApiResponseBody(Hosted):
+    data: GenerateTaskOutput
+
+
 class UpscaleOutput(Hosted):
     """Where the hosted clients read an upscale's result (it has no SDK type of its own)."""
 

@@ -29,6 +29,7 @@ import websockets.sync.client
 from openapi_spec_validator import validate
 
 from tests.service.conftest import mp4_bytes, png_bytes
+from tests.service.fake_images import FakeImages
 
 PACKAGE = "avatar_client"
 # The generator reads only JSON and application/octet-stream answers as they are: the two file
@@ -47,7 +48,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "head")
 
 @pytest.fixture(scope="module")
 def server(start_serve_module):
-    return start_serve_module(AVATAR_X264_PRESET="ultrafast")
+    images = FakeImages().start()  # the images backend image generation draws through
+    yield start_serve_module(AVATAR_X264_PRESET="ultrafast", AVATAR_IMAGE_BASE_URL=images.url())
+    images.stop()
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +126,7 @@ NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
     "cancel_clone": "a race with serve's task workers; test_voice cancels",
+    "cancel_image_generation": "a race with serve's task workers; test_image_generation cancels",
 }
 HEAD_PREFIX = "head_"
 
@@ -256,6 +260,24 @@ def generation(flow: Flow) -> None:
     flow.call("delete_avatar_hosted", None, generated.avatar_id)
 
 
+def images(flow: Flow) -> None:
+    """A picture drawn at once, and one drawn by a task (through the fake images backend)."""
+    m = flow.models
+    ratio = m.GenerateImageImageCreateAspectRatio("1:1")
+    body = m.GenerateImageImageCreate(prompt="a kite", aspect_ratio=ratio)
+    drawn = flow.call("generate_image", m.GenerateOutputEnvelope, body=body).data
+    assert base64.b64decode(drawn.image)[:3] == b"\xff\xd8\xff"  # a JPEG
+    ratio = m.GenerateImageAsyncImageTaskCreateAspectRatio("16:9")
+    body = m.GenerateImageAsyncImageTaskCreate(prompt="a kite", aspect_ratio=ratio, seed=3)
+    task = flow.call("generate_image_async", m.TaskSubmittedEnvelope, body=body).data
+
+    def completed() -> Any:
+        view = flow.call("get_image_generation_status", m.ImageStatusEnvelope, task.task_id).data
+        return view.status == m.ImageStatusStatus("COMPLETED") and view
+
+    assert base64.b64decode(flow.poll(completed, timeout=60).image)[:3] == b"\xff\xd8\xff"
+
+
 def upscale(flow: Flow) -> None:
     m = flow.models
     video = flow.upload(mp4_bytes(), "clip.mp4", "video/mp4")
@@ -348,7 +370,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
-    usage, webhooks, cleanup,
+    images, usage, webhooks, cleanup,
 ]  # fmt: skip
 
 
