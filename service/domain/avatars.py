@@ -1,5 +1,6 @@
 """Avatars (docs/api.md, "Avatars"): images the pages show, kept as PNG blobs in the file
-store (uploads re-encoded, generated portraits as the generation task made them)."""
+store (uploads re-encoded, generated portraits as the generation task made them), with where
+the face is in each (service.domain.faces), found when the avatar is stored."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 
 from service.domain.context import Context
 from service.domain.errors import NotFound, ValidationFailed, echo
+from service.domain.faces import FaceLandmarks
 from service.domain.files import FileStore, avatar_key, image_upload_key
 from service.domain.images import EncodedImage, reencode_png
 from service.domain.models import Avatar
@@ -39,10 +41,38 @@ async def upload_avatar(ctx: Context, owner_id: str, avatar_id: str, name: str |
         encoded = await asyncio.to_thread(_reencode_stored, ctx.files, key)
     finally:
         await ctx.files.delete(key)
+    face = await find_face(ctx, encoded.png)
     avatar = Avatar(
-        avatar_id, owner_id, name, encoded.width, encoded.height, "upload", ctx.clock.now_ms()
-    )
+        avatar_id, owner_id, name, encoded.width, encoded.height, "upload", ctx.clock.now_ms(),
+        face, face_checked=True,
+    )  # fmt: skip
     return await add_avatar(ctx, avatar, encoded.png)
+
+
+async def find_face(ctx: Context, png: bytes) -> FaceLandmarks | None:
+    """The largest face of an image the service made (None: it has none)."""
+    # Finding faces is CPU work: off the event loop.
+    faces = await asyncio.to_thread(ctx.faces.find, png)
+    return faces[0] if faces else None
+
+
+def _read_stored(files: FileStore, key: str) -> bytes:
+    with files.local_copy(key) as path:
+        return path.read_bytes()
+
+
+async def avatar_face(ctx: Context, avatar: Avatar) -> FaceLandmarks | None:
+    """Where `avatar`'s face is. Avatars stored before faces were looked for (or whose look
+    failed) have it found now, once, and kept: a page's first view pays for it."""
+    if avatar.face_checked:
+        return avatar.face
+    try:
+        png = await asyncio.to_thread(_read_stored, ctx.files, avatar_key(avatar.avatar_id))
+    except OSError:
+        return None  # deleted meanwhile (or the file store is down: looked for next time)
+    face = await find_face(ctx, png)
+    await ctx.store.set_avatar_face(avatar.avatar_id, face)
+    return face
 
 
 async def add_avatar(ctx: Context, avatar: Avatar, png: bytes) -> Avatar:

@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks
+
 
 class Owner(msgspec.Struct, frozen=True):
     owner_id: str
@@ -33,6 +35,11 @@ class Avatar(msgspec.Struct, frozen=True):
     height: int
     source: str
     created_ms: int
+    # Where its face is (the largest face found), None when it has none.
+    face: FaceLandmarks | None = None
+    # Whether the face was looked for: avatars stored before faces were have it found on
+    # first use (service.domain.avatars.avatar_face).
+    face_checked: bool = False
 
 
 class Agent(msgspec.Struct, frozen=True):

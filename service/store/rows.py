@@ -8,8 +8,10 @@ from typing import Any
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks
 from service.domain.models import (
     Agent,
+    Avatar,
     Conversation,
     Delivery,
     Session,
@@ -30,7 +32,7 @@ def load_json(text: str | None) -> Any:
     return None if text is None else msgspec.json.decode(text)
 
 
-AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms"
+AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms, face"
 ROUTE_COLUMNS = (
     "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
 )
@@ -39,6 +41,20 @@ USAGE_COLUMNS = (
 )
 MESSAGE_COLUMNS = "conversation_id, seq, role, text, at_ms"
 DELIVERY_COLUMNS = "task_id, owner_id, target, created_ms, attempts"
+
+
+def avatar_of(row: tuple) -> Avatar:
+    """The face column is NULL until the face was looked for, then the landmarks as JSON, or
+    JSON null when the image has no face."""
+    *fields, face = row
+    if face is None:
+        return Avatar(*fields)
+    return Avatar(*fields, msgspec.json.decode(face, type=FaceLandmarks | None), True)
+
+
+def avatar_face_value(face: FaceLandmarks | None, checked: bool = True) -> str | None:
+    return msgspec.json.encode(face).decode() if checked else None
+
 
 AGENT_FIELDS = (
     "agent_id", "owner_id", "name", "created_ms", "updated_ms", "avatar_id", "voice_id",

@@ -1,8 +1,8 @@
 """What the store interface promises where processes (and nodes) race, on SQLite and on
 PostgreSQL alike: each claim hands a task to one claimer, a compare-and-set has one winner,
 admissions respect the queue limit and the Idempotency-Key, deliveries are claimed once, a
-session or conversation is closed (and billed) once, and changes wake the waiters of another
-store."""
+session or conversation is closed (and billed) once, changes wake the waiters of another
+store, and avatars keep the face found in them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import time
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks, Point
 from service.domain.models import (
     Admission,
+    Avatar,
     Conversation,
     Delivery,
     IdempotencyKey,
@@ -370,6 +372,38 @@ def test_voice_profiles_are_kept_listed_and_deleted_with_their_users_moved(open_
             assert (await writer.get_session("ses_1")).voice_id == "premade"
             assert other.live_mark() != mark  # sessions' voices changed: live pages look again
             assert await writer.delete_voice_profile("own_1", "vp_1", "premade") is None
+        finally:
+            await close([writer, other])
+
+    run(scenario())
+
+
+def test_avatars_keep_their_face_and_one_looked_for_later(open_store):
+    face = FaceLandmarks(
+        10.5, 20, 100, 130, Point(40, 60.25), Point(80, 61), 20, Point(60, 110), 42, "box"
+    )
+
+    def avatar(n: int, **looked) -> Avatar:
+        return Avatar(f"av_{n}", "own_1", None, 320, 256, "upload", 1000 + n, **looked)
+
+    async def scenario():
+        writer, other = await stores(open_store, 2)
+        try:
+            found, faceless, older = (
+                avatar(1, face=face, face_checked=True),
+                avatar(2, face_checked=True),
+                avatar(3),  # stored before faces were looked for
+            )
+            for each in (found, faceless, older):
+                await writer.add_avatar(each)
+            assert await other.get_avatars(["av_1", "av_2", "av_3"]) in (
+                [found, faceless, older], [older, faceless, found],
+            )  # fmt: skip
+            await other.set_avatar_face("av_3", face)
+            assert await writer.get_avatar("av_3") == avatar(3, face=face, face_checked=True)
+            listed = await writer.list_avatars("own_1", PageRequest(10, None))
+            assert [a.face for a in listed] == [face, None, face]
+            assert await writer.delete_avatar("own_1", "av_1") == found
         finally:
             await close([writer, other])
 
