@@ -14,6 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 import engine
 from service.api import auth, body_limits, declared
 from service.api.agents import AgentsController
+from service.api.avatar_builds import avatar_build_router
 from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
 from service.api.errors import EXCEPTION_HANDLERS
@@ -77,6 +78,7 @@ def _api_router(settings: Settings) -> Router:
             voice_router(),
             speech_router(),
             image_router(),
+            avatar_build_router(),
         ],
         security=[{"BearerAuth": []}],
     )

@@ -29,6 +29,14 @@ def avatar_key(avatar_id: str) -> str:
 
 
 UPLOADS = "uploads/"
+
+
+def build_photo_key(avatar_id: str) -> str:
+    """Where an avatar build's photo waits (apart from uploads/: the sweeper's one-hour rule
+    for abandoned uploads must not take a photo whose build is still queued)."""
+    return f"builds/{avatar_id}.image"
+
+
 # Images drawn by the image backend, kept for their task's status until AVATAR_RESULT_TTL_S.
 DRAWN_IMAGES = "images/"
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 
+from service.domain.avatar_builds import AvatarBuild
 from service.domain.cloning import VoiceClone
 from service.domain.generation import Generation
 from service.domain.image_tasks import ImageGeneration
 from service.domain.task_runs import TaskKind
 from service.domain.upscale.run import Upscale
+from service.generators.face_finders import face_finder
 from service.generators.openai_images import image_backend
 from service.generators.procedural import ProceduralPortraits
 from service.generators.voice_match import BuiltInMatcher
@@ -21,6 +23,7 @@ def task_kinds() -> dict[str, TaskKind]:
         Generation(ProceduralPortraits()),
         VoiceClone(BuiltInMatcher()),
         ImageGeneration(image_backend),
+        AvatarBuild(face_finder()),
     )
     return {kind.name: kind for kind in kinds}
 

@@ -40,6 +40,9 @@ class Avatar(msgspec.Struct, frozen=True):
     # Whether the face was looked for: avatars stored before faces were have it found on
     # first use (service.domain.avatars.avatar_face).
     face_checked: bool = False
+    # READY, or (an avatar built from a photo) PENDING until its build ends READY or ERROR.
+    status: str = "READY"
+    error: str | None = None  # why its build ended in ERROR
 
 
 class Agent(msgspec.Struct, frozen=True):

@@ -32,7 +32,7 @@ def load_json(text: str | None) -> Any:
     return None if text is None else msgspec.json.decode(text)
 
 
-AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms, face"
+AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms, face, status, error"
 ROUTE_COLUMNS = (
     "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
 )
@@ -46,10 +46,11 @@ DELIVERY_COLUMNS = "task_id, owner_id, target, created_ms, attempts"
 def avatar_of(row: tuple) -> Avatar:
     """The face column is NULL until the face was looked for, then the landmarks as JSON, or
     JSON null when the image has no face."""
-    *fields, face = row
+    *fields, face, status, error = row
     if face is None:
-        return Avatar(*fields)
-    return Avatar(*fields, msgspec.json.decode(face, type=FaceLandmarks | None), True)
+        return Avatar(*fields, status=status, error=error)
+    found = msgspec.json.decode(face, type=FaceLandmarks | None)
+    return Avatar(*fields, found, True, status=status, error=error)
 
 
 def avatar_face_value(face: FaceLandmarks | None, checked: bool = True) -> str | None:

@@ -121,6 +121,14 @@ class AvatarResponse(Hosted):
     supported_interactive_models: list[str] | UnsetType | None = UNSET  # the CLI shows it
 
 
+class AsyncBuildOutput(Hosted):
+    avatar_id: str
+
+
+class AsyncBuildApiResponseBody(Hosted):
+    data: AsyncBuildOutput
+
+
 class GetUserAvatarListApiResponseBody(Hosted):
     data: list[AvatarResponse]
 
