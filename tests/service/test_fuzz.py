@@ -88,6 +88,7 @@ ENDPOINTS = [
     ("POST", "/v1/speech/tts"),
     ("POST", "/v1/speech/stt"),
     ("GET", "/files/speech/{speech_id}/audio.wav"),
+    ("POST", "/v1/avatar/async_build"),
     ("POST", "/v1/image/generate"),
     ("POST", "/v1/image/async_generate"),
     ("GET", "/v1/image/async_generate/{task_id}/status"),
@@ -98,7 +99,7 @@ FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook", "idle_timeout", "use_beta",
-    "text", "return_type", "audio", "opts", "chinese_language", "aspect_ratio", "images",
+    "text", "return_type", "audio", "opts", "chinese_language", "aspect_ratio", "images", "image",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
          "kind", "resolution", "expires", "signature"]  # fmt: skip

@@ -27,6 +27,8 @@ import httpx
 import pytest
 import websockets.sync.client
 from openapi_spec_validator import validate
+from PIL import Image
+from skimage import data as skimage_data
 
 from tests.service.conftest import mp4_bytes, png_bytes
 from tests.service.fake_images import FakeImages
@@ -260,6 +262,23 @@ def generation(flow: Flow) -> None:
     flow.call("delete_avatar_hosted", None, generated.avatar_id)
 
 
+def builds(flow: Flow) -> None:
+    """An avatar built from scikit-image's astronaut, read until READY, then deleted."""
+    m = flow.models
+    out = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).save(out, format="PNG")
+    body = m.BuildAvatarAvatarBuildCreate(base64.b64encode(out.getvalue()).decode(), "Astro")
+    avatar_id = flow.call("build_avatar", m.AvatarBuildEnvelope, body=body).data.avatar_id
+
+    def ready() -> Any:
+        avatar = flow.call("get_avatar_hosted", m.HostedAvatarEnvelope, avatar_id).data
+        assert avatar.status.value in ("PENDING", "BUILDING", "READY"), avatar
+        return avatar.status.value == "READY" and avatar
+
+    assert flow.poll(ready, timeout=60).themes
+    flow.call("delete_avatar_hosted", None, avatar_id)
+
+
 def images(flow: Flow) -> None:
     """A picture drawn at once, and one drawn by a task (through the fake images backend)."""
     m = flow.models
@@ -370,7 +389,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
-    images, usage, webhooks, cleanup,
+    images, builds, usage, webhooks, cleanup,
 ]  # fmt: skip
 
 

@@ -11,6 +11,7 @@ import json
 import httpx
 import pytest
 from PIL import Image
+from skimage import data as skimage_data
 
 import engine
 from service.domain.speech import BUILT_IN, Voice
@@ -19,6 +20,7 @@ from tests.service.fake_images import FakeImages
 from tests.service.hosted_types import (
     AgentApiResponseBody,
     AgentRouteApiResponseBody,
+    AsyncBuildApiResponseBody,
     AsyncFinetuningApiResponseBody,
     AsyncTaskApiResponseBody,
     DataStruct,
@@ -237,6 +239,19 @@ def check_voice_and_speech(client: httpx.Client, poll) -> None:
     assert read(deleted, DeleteVoiceProfileApiResponseBody).data == DataStruct()
 
 
+def check_build(client: httpx.Client, poll) -> None:
+    """An avatar built from a photo, read (as the CLI reads avatars) until READY."""
+    out = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).save(out, format="JPEG")
+    body = {"image": base64.b64encode(out.getvalue()).decode(), "name": "Astro"}
+    built = read(client.post("/v1/avatar/async_build", json=body), AsyncBuildApiResponseBody)
+    path = f"/v1/avatar/{built.data.avatar_id}"
+    poll(lambda: client.get(path).json()["data"]["status"] in ("READY", "ERROR"), timeout=60)
+    avatar = read(client.get(path), GetAvatarApiResponseBody).data
+    assert avatar.status == "READY" and avatar.themes and avatar.name == "Astro"
+    assert client.delete(path).status_code == 204
+
+
 def check_images(client: httpx.Client, poll) -> None:
     """A picture drawn at once and one drawn by a task, each a base64 JPEG."""
     body = {"prompt": "a lantern", "aspect_ratio": "3:4"}
@@ -262,3 +277,4 @@ def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes
     upscale_clip(client, poll, mp4_bytes(160, 90, frames=6))
     check_voice_and_speech(client, poll)
     check_images(client, poll)
+    check_build(client, poll)
