@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import os
+import signal
 
 import httpx
 import pytest
@@ -242,11 +244,17 @@ def test_bad_requests_are_refused_at_once(api, alice, body, status, field):
     assert api.get("/v1/avatar/list", alice).json()["data"] == []
 
 
-def test_a_build_through_serve(start_serve, poll):
-    server = start_serve()
-    with httpx.Client(base_url=server.base, headers=server.auth, timeout=30) as client:
-        body = {"image": encoded(astronaut(), "WEBP"), "name": "Served"}
+def test_a_build_cut_short_by_a_killed_serve_ends_ready_after_the_restart(start_serve, poll):
+    """Killed right after the submission (the build waiting or running), the next `serve` on
+    the same data dir finishes it: no avatar is left PENDING."""
+    first = start_serve()
+    body = {"image": encoded(astronaut(), "WEBP"), "name": "Served"}
+    with httpx.Client(base_url=first.base, headers=first.auth, timeout=30) as client:
         avatar_id = read(client.post(BUILD, json=body), AsyncBuildApiResponseBody).data.avatar_id
+    os.killpg(first.process.pid, signal.SIGKILL)  # every process of serve at once
+    first.process.wait()
+    second = start_serve(data_dir=first.data_dir, port=first.port)
+    with httpx.Client(base_url=second.base, headers=first.auth, timeout=30) as client:
 
         def ready():
             avatar = read(client.get(f"/v1/avatar/{avatar_id}"), GetAvatarApiResponseBody).data
