@@ -16,7 +16,8 @@ from service.schemas.generation import GenerationWebhook
 from service.schemas.tasks import TaskView, error_view, task_view_fields
 
 Prompt = Annotated[str, msgspec.Meta(min_length=1, max_length=domain.MAX_PROMPT)]
-AspectRatio = Literal["16:9", "1:1", "4:3", "3:2", "2:3", "3:4", "9:16"]
+# The ratios the size table knows (service.domain.image_generation.ASPECT_SIZES).
+AspectRatio = Literal[tuple(domain.ASPECT_SIZES)]  # type: ignore[valid-type]
 Seed = Annotated[int, msgspec.Meta(ge=0, le=domain.MAX_SEED)]
 ImageLabel = Annotated[str, msgspec.Meta(max_length=domain.MAX_LABEL)]
 
