@@ -50,9 +50,13 @@ def check_name(name: str | None) -> str | None:
     return name
 
 
-def _reencode_stored(files: FileStore, key: str) -> EncodedImage:
+def _read_stored(files: FileStore, key: str) -> bytes:
     with files.local_copy(key) as path:
-        return reencode_png(path.read_bytes())
+        return path.read_bytes()
+
+
+def _reencode_stored(files: FileStore, key: str) -> EncodedImage:
+    return reencode_png(_read_stored(files, key))
 
 
 async def upload_avatar(ctx: Context, owner_id: str, avatar_id: str, name: str | None) -> Avatar:
@@ -80,21 +84,19 @@ async def find_face(ctx: Context, png: bytes) -> FaceLandmarks | None:
     return faces[0] if faces else None
 
 
-def _read_stored(files: FileStore, key: str) -> bytes:
-    with files.local_copy(key) as path:
-        return path.read_bytes()
-
-
 async def avatar_face(ctx: Context, avatar: Avatar) -> FaceLandmarks | None:
-    """Where `avatar`'s face is. Avatars stored before faces were looked for (or whose look
-    failed) have it found now, once, and kept: a page's first view pays for it."""
+    """Where `avatar`'s face is. Avatars stored before faces were looked for have it found
+    now, once, and kept: a page's first view pays for it."""
     if avatar.face_checked:
         return avatar.face
     try:
         png = await asyncio.to_thread(_read_stored, ctx.files, avatar_key(avatar.avatar_id))
     except OSError:
         return None  # deleted meanwhile (or the file store is down: looked for next time)
-    face = await find_face(ctx, png)
+    try:
+        face = await find_face(ctx, png)
+    except ValueError:
+        face = None  # a stored image the finder cannot read has no face to animate
     await ctx.store.set_avatar_face(avatar.avatar_id, face)
     return face
 

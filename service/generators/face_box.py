@@ -4,9 +4,10 @@ frontal face's proportions inside it, then moved to the darkest spot (the iris) 
 darkest line (between the lips) near where the proportions put them.
 
 Why this and not a landmark model by default: the only landmark model that runs offline from a
-wheel (mediapipe's face mesh, `face_mesh`) pulls OpenCV and JAX, hundreds of MB; the cascade is
-a few hundred kB beside scikit-image, and a talking portrait needs only where the eyes and the
-mouth are. With the `faces` extra installed the face mesh is used instead (`face_finders`)."""
+wheel (mediapipe's face mesh, `face_mesh`) pulls OpenCV, JAX and matplotlib, some 600 MB
+installed; the cascade is a 50 kB file in scikit-image's wheel (with SciPy, some 150 MB), and a
+talking portrait needs only where the eyes and the mouth are. With the `faces` extra installed
+the face mesh is used instead (`face_finders`)."""
 
 from __future__ import annotations
 
@@ -68,13 +69,18 @@ class CascadeFaces:
         return sorted(boxes, key=lambda box: -box[2])
 
 
-def _darkest(gray: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
-    """The darkest point of a window of a blurred `gray`, in image pixels (the window is
-    clipped to the image and at least one pixel)."""
+def _window(gray: np.ndarray, x0: float, y0: float, x1: float, y1: float):
+    """The part of `gray` in a box, clipped to the image (at least one pixel unless the box
+    lies outside it), and its top left corner."""
     h, w = gray.shape
     c0, c1 = int(max(0, x0)), int(min(w, max(x1, x0 + 1)))
     r0, r1 = int(max(0, y0)), int(min(h, max(y1, y0 + 1)))
-    window = gray[r0:r1, c0:c1]
+    return gray[r0:r1, c0:c1], c0, r0
+
+
+def _darkest(gray: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> tuple[float, float]:
+    """The darkest point of a box of a blurred `gray` (the box's centre if it is empty)."""
+    window, c0, r0 = _window(gray, x0, y0, x1, y1)
     if window.size == 0:
         return (x0 + x1) / 2, (y0 + y1) / 2
     r, c = np.unravel_index(np.argmin(window), window.shape)
@@ -82,11 +88,8 @@ def _darkest(gray: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> tu
 
 
 def _darkest_row(gray: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> float:
-    """The y of the darkest row of a window (the line between the lips is dark across)."""
-    h, w = gray.shape
-    c0, c1 = int(max(0, x0)), int(min(w, max(x1, x0 + 1)))
-    r0, r1 = int(max(0, y0)), int(min(h, max(y1, y0 + 1)))
-    window = gray[r0:r1, c0:c1]
+    """The y of the darkest row of a box (the line between the lips is dark across)."""
+    window, _, r0 = _window(gray, x0, y0, x1, y1)
     if window.size == 0:
         return (y0 + y1) / 2
     return float(r0 + int(np.argmin(window.mean(axis=1))) + 0.5)

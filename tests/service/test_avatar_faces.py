@@ -4,16 +4,20 @@ the generator, and avatars stored before faces were looked for have theirs found
 
 from __future__ import annotations
 
+import html
 import io
 
+import msgspec
 import pytest
 from PIL import Image
 
 from service.domain.avatars import avatar_face
+from service.domain.faces import FaceLandmarks
 from service.domain.files import avatar_key
 from service.domain.models import Avatar
 from service.generators.procedural import ProceduralPortraits
 from tests.service.test_generation import run_next_task, status_path, submit
+from tests.service.test_pages import parse
 
 skimage_data = pytest.importorskip("skimage.data")
 
@@ -62,3 +66,14 @@ def test_an_avatar_stored_before_faces_has_its_face_found_on_first_use(api, alic
         first, kept = portal.call(store_and_look)
     assert first is not None and first.method == "box"
     assert kept.face_checked and kept.face == first
+
+
+def test_the_page_carries_the_face_for_its_canvas(api, alice, png_bytes):
+    def canvas_face(image: bytes) -> str:
+        avatar_id = api.avatar(alice, image)["avatar_id"]
+        route = api.route(alice, api.agent(alice, avatar_id=avatar_id)["agent_id"])
+        return parse(api.get(f"/r/{route['id']}").text).data["data-face"]
+
+    face = msgspec.json.decode(html.unescape(canvas_face(astronaut_png())), type=FaceLandmarks)
+    assert face.method == "box"
+    assert canvas_face(png_bytes(64, 48)) == ""  # no face: the page shows the speaking ring
