@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import html
 import io
 import os
 import signal
 
 import httpx
+import msgspec
 import pytest
 from PIL import Image
 
 from service.domain import task_runs as runs
 from service.domain.avatar_builds import AvatarBuild
 from service.domain.avatars import build_task_id
+from service.domain.faces import FaceLandmarks
 from service.domain.portraits import EYES_AT, PORTRAIT_SIDE
 from service.domain.task_runs import Job, TaskFailed
 from service.generators.face_finders import face_finder
 from tests.service.hosted_types import AsyncBuildApiResponseBody, GetAvatarApiResponseBody, read
+from tests.service.test_pages import parse
 
 skimage_data = pytest.importorskip("skimage.data")
 
@@ -117,9 +121,12 @@ def test_the_astronaut_becomes_a_ready_aligned_portrait(api, alice):
     # The face is there: the finder sees one where the stored points say.
     [found] = face_finder().find(png.content)
     assert abs(found.mouth.x - face.mouth.x) < 30 and abs(found.mouth.y - face.mouth.y) < 30
-    # Usable now.
+    # Usable now, and its page's canvas talks with the face the build kept.
     agent = api.post("/v1/agents", alice, json={"name": "Astro", "avatar_id": avatar_id})
     assert agent.status_code == 201, agent.text
+    route = api.route(alice, agent.json()["data"]["agent_id"])
+    page = parse(api.get(f"/r/{route['id']}").text).data["data-face"]
+    assert msgspec.json.decode(html.unescape(page), type=FaceLandmarks) == face
 
 
 @pytest.mark.parametrize(
