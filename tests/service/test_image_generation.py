@@ -10,6 +10,7 @@ import dataclasses
 import io
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -17,7 +18,7 @@ from PIL import Image
 
 from service.domain import image_generation
 from service.domain import task_runs as runs
-from service.domain.image_tasks import ImageGeneration
+from service.domain.image_tasks import ImageGeneration, remove_old_images
 from service.domain.task_runs import Job, Stopped, TaskFailed
 from service.generators.openai_images import image_backend
 from tests.service.fake_images import FakeImages, colour_of
@@ -277,6 +278,21 @@ def test_a_task_completes_with_the_jpeg_and_counts_one_image(drawing, fake):
     assert [(i["kind"], i["ref_id"]) for i in usage["items"]] == [("image", task["task_id"])]
     # The reference image was the task's input: gone once it ended.
     assert not _uploads(drawing)
+
+
+def test_a_drawn_image_is_kept_until_the_result_ttl(drawing, fake):
+    alice = drawing.key("alice")
+    task = submit(drawing, alice)
+    assert run_next_task(drawing)
+    assert "image" in drawing.get(status_path(task["task_id"]), alice).json()["data"]
+    # Files are stamped with the real time: the test clock moves to a minute past the TTL of
+    # a file written now.
+    behind_s = time.time() - drawing.clock.now_ms() / 1000
+    drawing.clock.advance(behind_s + drawing.ctx.settings.result_ttl_s + 60)
+    with drawing.client.portal() as portal:
+        portal.call(remove_old_images, drawing.ctx)
+    kept = drawing.get(status_path(task["task_id"]), alice).json()["data"]
+    assert kept["status"] == "COMPLETED" and "image" not in kept
 
 
 def _uploads(api) -> list:
