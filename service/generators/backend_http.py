@@ -51,7 +51,7 @@ async def read_bytes(
             return bytes(body)
     except httpx.TimeoutException:
         raise failure(f"The {what} backend did not answer in time.") from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         reason = type(exc).__name__
         raise failure(f"The {what} backend cannot be reached ({reason}).") from None
 

@@ -20,7 +20,7 @@ import msgspec
 from service.domain.drawing import ImageFailed, Reference
 from service.generators.backend_http import bearer, post_for_bytes, read_bytes
 from service.outbound import UrlRefused, check_url
-from service.responders.net import checked_client
+from service.responders.net import AddressRefused, checked_client
 from service.settings import Settings
 
 # Drawing takes a while on a busy GPU: a task waits this long for the answer to start (the
@@ -70,8 +70,12 @@ class OpenAIImages:
         except UrlRefused as exc:
             raise ImageFailed(f"The image backend answered a URL that {exc}.") from None
         client = checked_client(allow_private=self._allow_private, timeout=TIMEOUT)
-        async with client:
-            return await read_bytes(client, "GET", url, "image", ImageFailed, MAX_ANSWER_BYTES)
+        try:
+            async with client:
+                return await read_bytes(client, "GET", url, "image", ImageFailed, MAX_ANSWER_BYTES)
+        except AddressRefused as exc:  # checked when the connection opens (not an HTTPError)
+            message = f"The image backend answered a URL whose host may not be called: {exc}."
+            raise ImageFailed(message) from None
 
 
 def _form(fields: dict) -> dict[str, str]:

@@ -21,6 +21,7 @@ from service.domain import task_runs as runs
 from service.domain.image_tasks import ImageGeneration, remove_old_images
 from service.domain.task_runs import Job, Stopped, TaskFailed
 from service.generators.openai_images import image_backend
+from service.responders import net
 from tests.service.fake_images import FakeImages, colour_of
 
 GENERATE = "/v1/image/generate"
@@ -235,6 +236,20 @@ def test_a_url_answer_is_fetched_under_the_outbound_rules(make_api, fake):
     response = strict.post(GENERATE, strict.key(), json=body)
     assert response.status_code == 502
     assert "must be an https URL" in response.json()["error"]["message"]
+
+
+def test_a_url_on_a_host_resolving_to_a_private_address_is_refused(drawing, fake, monkeypatch):
+    """Checked again where the connection opens: a public-looking name whose address is
+    loopback is not fetched (no request leaves this machine: the name's lookup is faked)."""
+    fake.body = b'{"data": [{"url": "https://images.example.com/p.png"}]}'
+
+    async def resolves_to_loopback(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(net, "resolve", resolves_to_loopback)
+    response = drawing.post(GENERATE, drawing.key(), json={"prompt": "p", "aspect_ratio": "1:1"})
+    assert response.status_code == 502
+    assert "resolves to non-public 127.0.0.1" in response.json()["error"]["message"]
 
 
 def test_a_slow_backend_is_504(drawing, fake, monkeypatch):
