@@ -24,7 +24,7 @@ from service.domain.avatars import ERROR, PENDING, READY, build_task_id
 from service.domain.context import Context
 from service.domain.errors import PayloadTooLarge, ServiceError, ValidationFailed
 from service.domain.faces import FaceFinder, FaceLandmarks
-from service.domain.files import avatar_key, build_photo_key
+from service.domain.files import BUILD_PHOTOS, avatar_key, build_photo_key
 from service.domain.ids import new_id
 from service.domain.images import (
     MAX_IMAGE_BYTES,
@@ -187,3 +187,18 @@ class AvatarBuild:
         if task.status != COMPLETED:
             error = task.error.message if task.error else "The build was stopped."
             await ctx.store.end_avatar_build(avatar_id, ERROR, error, None)
+
+
+# A build's photo not written to for this long whose avatar is not PENDING was left behind
+# (a process died between storing it and storing its avatar, or after its build ended).
+ABANDONED_PHOTO_MS = 3600 * 1000
+
+
+async def remove_abandoned_photos(ctx: Context) -> None:
+    """The sweeper's part: build photos that no waiting build will read."""
+    stale = await ctx.files.stale(BUILD_PHOTOS, ctx.clock.now_ms() - ABANDONED_PHOTO_MS)
+    for key in stale:
+        avatar_id = key.rpartition("/")[2].partition(".")[0]
+        avatar = await ctx.store.get_avatar(avatar_id)
+        if avatar is None or avatar.status != PENDING:
+            await ctx.files.delete(key)

@@ -31,10 +31,13 @@ def avatar_key(avatar_id: str) -> str:
 UPLOADS = "uploads/"
 
 
+BUILD_PHOTOS = "builds/"
+
+
 def build_photo_key(avatar_id: str) -> str:
     """Where an avatar build's photo waits (apart from uploads/: the sweeper's one-hour rule
     for abandoned uploads must not take a photo whose build is still queued)."""
-    return f"builds/{avatar_id}.image"
+    return f"{BUILD_PHOTOS}{avatar_id}.image"
 
 
 # Images drawn by the image backend, kept for their task's status until AVATAR_RESULT_TTL_S.

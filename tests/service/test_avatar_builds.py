@@ -12,6 +12,7 @@ import html
 import io
 import os
 import signal
+import time
 
 import httpx
 import msgspec
@@ -19,9 +20,10 @@ import pytest
 from PIL import Image
 
 from service.domain import task_runs as runs
-from service.domain.avatar_builds import AvatarBuild
+from service.domain.avatar_builds import ABANDONED_PHOTO_MS, AvatarBuild, remove_abandoned_photos
 from service.domain.avatars import build_task_id
 from service.domain.faces import FaceLandmarks
+from service.domain.files import build_photo_key
 from service.domain.portraits import EYES_AT, PORTRAIT_SIDE
 from service.domain.task_runs import Job, TaskFailed
 from service.generators.face_finders import face_finder
@@ -272,3 +274,21 @@ def test_a_build_cut_short_by_a_killed_serve_ends_ready_after_the_restart(start_
         png = client.get(avatar.themes[0].key_image, headers={"Authorization": ""})
         assert png.status_code == 200
         assert Image.open(io.BytesIO(png.content)).size == (PORTRAIT_SIDE, PORTRAIT_SIDE)
+
+
+def test_the_sweeper_removes_build_photos_no_build_will_read(api, alice):
+    waiting = started(api, alice, astronaut())
+    done = started(api, alice, Image.fromarray(skimage_data.coffee()))
+    ctx = api.ctx
+
+    async def sweep_an_hour_on() -> list[str]:
+        await ctx.files.put(build_photo_key("av_orphan"), b"left by a crash")
+        await runs.claim(ctx, "wrk_test")  # the waiting build starts (its photo stays)
+        behind_s = time.time() - ctx.clock.now_ms() / 1000  # files carry the real time
+        api.clock.advance(behind_s + ABANDONED_PHOTO_MS / 1000 + 60)
+        await ctx.store.end_avatar_build(done, "ERROR", "ended", None)
+        await remove_abandoned_photos(ctx)
+        return sorted(await ctx.files.stale("builds/", 2**62))
+
+    with api.client.portal() as portal:
+        assert portal.call(sweep_an_hour_on) == [build_photo_key(waiting)]
