@@ -1,5 +1,6 @@
-"""Untrusted avatar images: decoded with Pillow under strict limits and re-encoded as PNG,
-so what the service serves is always an image it produced itself."""
+"""Untrusted images (avatar uploads, photos to build avatars from, reference images, what an
+images backend answers): decoded with Pillow under strict limits and re-encoded (PNG, or JPEG
+for generated pictures), so what the service serves is always an image it produced itself."""
 
 from __future__ import annotations
 
@@ -86,6 +87,7 @@ def encode_jpeg(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def reencode_png(data: bytes, formats: tuple[str, ...] = UPLOAD_FORMATS) -> EncodedImage:
-    """Decode an upload (<= 10 MB, <= 4096 px a side) and re-encode it as PNG."""
-    return encode_png(decode_image(data, formats=formats))
+def reencode_png(data: bytes) -> EncodedImage:
+    """Decode an avatar upload (PNG or JPEG, <= 10 MB, <= 4096 px a side) and re-encode it as
+    PNG."""
+    return encode_png(decode_image(data))
