@@ -365,6 +365,19 @@ class Settings:
     stt_model: str = field(
         default="whisper-1", metadata=_option(_word, "model asked of AVATAR_STT_BASE_URL")
     )
+    # Read by image generation (no built-in: without a backend it answers 503 NOT_CONFIGURED).
+    image_base_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _base_url, "OpenAI-compatible API for image generation (/images/generations)"
+        ),
+    )
+    image_api_key: str | None = field(
+        default=None, metadata=_option(_optional, "bearer key of AVATAR_IMAGE_BASE_URL")
+    )
+    image_model: str = field(
+        default="gpt-image-1", metadata=_option(_word, "model asked of AVATAR_IMAGE_BASE_URL")
+    )
     # Internal timings (tests shorten them).
     key_cache_ttl_s: float = field(
         default=1.0,

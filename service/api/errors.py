@@ -39,6 +39,8 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
     errors.UpstreamError: (502, "UPSTREAM_ERROR"),
+    errors.NotConfigured: (503, "NOT_CONFIGURED"),
+    errors.UpstreamTimeout: (504, "UPSTREAM_TIMEOUT"),
     errors.QueueFull: (503, "QUEUE_FULL"),
     errors.InsufficientStorage: (507, "INSUFFICIENT_STORAGE"),
 }

@@ -40,6 +40,9 @@ class Avatar(msgspec.Struct, frozen=True):
     # Whether the face was looked for: avatars stored before faces were have it found on
     # first use (service.domain.avatars.avatar_face).
     face_checked: bool = False
+    # READY, or (an avatar built from a photo) PENDING until its build ends READY or ERROR.
+    status: str = "READY"
+    error: str | None = None  # why its build ended in ERROR
 
 
 class Agent(msgspec.Struct, frozen=True):
@@ -177,6 +180,7 @@ USAGE_KINDS = (
     "stt",
     "talking_video",
     "motion_video",
+    "image",
 )
 
 
@@ -210,6 +214,7 @@ class UsageTotals(msgspec.Struct, frozen=True):
     stt_seconds: float = 0.0
     talking_video_seconds: float = 0.0
     motion_video_seconds: float = 0.0
+    image_count: int = 0
 
 
 class TaskError(msgspec.Struct, frozen=True):

@@ -13,7 +13,14 @@ from service.schemas.common import Timestamp
 
 class UsageItem(msgspec.Struct):
     kind: Literal[
-        "route_conversation", "session", "upscale", "tts", "stt", "talking_video", "motion_video"
+        "route_conversation",
+        "session",
+        "upscale",
+        "tts",
+        "stt",
+        "talking_video",
+        "motion_video",
+        "image",
     ]
     ref_id: str
     started_at: Timestamp
@@ -43,6 +50,7 @@ class UsageTotals(msgspec.Struct):
     stt_seconds: float
     talking_video_seconds: float
     motion_video_seconds: float
+    image_count: int
 
 
 class UsagePage(msgspec.Struct):

@@ -11,15 +11,17 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from service.domain import cloning, generation, talking, upscale
+from service.domain import cloning, generation, image_tasks, talking, upscale
 from service.domain.context import Context
 from service.domain.generation_status import generation_state
+from service.domain.image_reads import image_state
 from service.domain.models import Task
 from service.domain.talking.status import video_state
 from service.domain.upscale.status import upscale_state
 from service.domain.voice_reads import clone_state
 from service.links import authority
 from service.schemas.generation import GenerationStatus, GenerationStatusEnvelope
+from service.schemas.images import ImageStatus, ImageStatusEnvelope
 from service.schemas.talking import VideoStatus, VideoStatusEnvelope
 from service.schemas.upscale import UpscaleTask, UpscaleTaskEnvelope
 from service.schemas.voice import CloneStatus, CloneStatusEnvelope
@@ -46,6 +48,10 @@ async def _video(ctx: Context, task: Task, base_url: str) -> VideoStatusEnvelope
     return VideoStatusEnvelope(VideoStatus.of(await video_state(ctx, task), base_url))
 
 
+async def _image(ctx: Context, task: Task, base_url: str) -> ImageStatusEnvelope:
+    return ImageStatusEnvelope(ImageStatus.of(await image_state(ctx, task), base_url))
+
+
 # kind -> the kind's status view (an envelope {"data": ...}).
 BODIES: dict[str, WebhookBody] = {
     upscale.KIND: _upscale,
@@ -53,6 +59,7 @@ BODIES: dict[str, WebhookBody] = {
     cloning.KIND: _clone,
     talking.TALKING: _video,
     talking.MOTION: _video,
+    image_tasks.KIND: _image,
 }
 
 

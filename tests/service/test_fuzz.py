@@ -26,6 +26,7 @@ from service.app import create_app
 from service.domain.keys import create_key
 from service.settings import load_settings
 from tests.service.conftest import mp4_bytes
+from tests.service.fake_images import FakeImages
 from tests.service.test_upscale import run_next
 
 # (method, path template) of every endpoint the app serves; `test_every_endpoint_is_fuzzed`
@@ -93,14 +94,19 @@ ENDPOINTS = [
     ("POST", "/v1/video/async_generate_avatar_motion"),
     ("GET", "/v1/video/async_generate_avatar_motion/{task_id}/status"),
     ("POST", "/v1/video/async_generate_avatar_motion/{task_id}/cancel"),
+    ("POST", "/v1/avatar/async_build"),
+    ("POST", "/v1/image/generate"),
+    ("POST", "/v1/image/async_generate"),
+    ("GET", "/v1/image/async_generate/{task_id}/status"),
+    ("POST", "/v1/image/async_generate/{task_id}/cancel"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook", "idle_timeout", "use_beta",
-    "text", "return_type", "audio", "opts", "chinese_language",
-    "image", "positive_prompt", "negative_prompt",
+    "text", "return_type", "audio", "opts", "chinese_language", "aspect_ratio", "images", "image",
+    "positive_prompt", "negative_prompt",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
          "kind", "resolution", "expires", "signature"]  # fmt: skip
@@ -209,13 +215,16 @@ def png(width: int, height: int, fmt: str = "PNG") -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     data_dir = tmp_path_factory.mktemp("fuzz")
+    images = FakeImages().start()  # image generation draws through it (else: 503)
     # No worker runs here, so tasks pile up: the queue must not fill (503).
     settings = load_settings(
-        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast"
-    )
+        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast",
+        image_base_url=images.url(),
+    )  # fmt: skip
     app = create_app(settings)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client)
+    images.stop()
 
 
 # Strategies

@@ -28,10 +28,11 @@ import pytest
 import websockets.sync.client
 from openapi_spec_validator import validate
 from PIL import Image
-from skimage.data import astronaut
+from skimage import data as skimage_data
 
 import engine
 from tests.service.conftest import mp4_bytes, png_bytes
+from tests.service.fake_images import FakeImages
 
 PACKAGE = "avatar_client"
 # The generator reads only JSON and application/octet-stream answers as they are: the two file
@@ -50,7 +51,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "head")
 
 @pytest.fixture(scope="module")
 def server(start_serve_module):
-    return start_serve_module(AVATAR_X264_PRESET="ultrafast")
+    images = FakeImages().start()  # the images backend image generation draws through
+    yield start_serve_module(AVATAR_X264_PRESET="ultrafast", AVATAR_IMAGE_BASE_URL=images.url())
+    images.stop()
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +131,7 @@ NOT_DRIVEN = {
     "cancel_clone": "a race with serve's task workers; test_voice cancels",
     "cancel_talking_avatar": "a race with serve's task workers; test_talking_video_tasks cancels",
     "cancel_avatar_motion": "a race with serve's task workers; test_talking_video_tasks cancels",
+    "cancel_image_generation": "a race with serve's task workers; test_image_generation cancels",
 }
 HEAD_PREFIX = "head_"
 
@@ -261,6 +265,41 @@ def generation(flow: Flow) -> None:
     flow.call("delete_avatar_hosted", None, generated.avatar_id)
 
 
+def builds(flow: Flow) -> None:
+    """An avatar built from scikit-image's astronaut, read until READY, then deleted."""
+    m = flow.models
+    out = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).save(out, format="PNG")
+    body = m.BuildAvatarAvatarBuildCreate(base64.b64encode(out.getvalue()).decode(), "Astro")
+    avatar_id = flow.call("build_avatar", m.AvatarBuildEnvelope, body=body).data.avatar_id
+
+    def ready() -> Any:
+        avatar = flow.call("get_avatar_hosted", m.HostedAvatarEnvelope, avatar_id).data
+        assert avatar.status.value in ("PENDING", "BUILDING", "READY"), avatar
+        return avatar.status.value == "READY" and avatar
+
+    assert flow.poll(ready, timeout=60).themes
+    flow.call("delete_avatar_hosted", None, avatar_id)
+
+
+def images(flow: Flow) -> None:
+    """A picture drawn at once, and one drawn by a task (through the fake images backend)."""
+    m = flow.models
+    ratio = m.GenerateImageImageCreateAspectRatio("1:1")
+    body = m.GenerateImageImageCreate(prompt="a kite", aspect_ratio=ratio)
+    drawn = flow.call("generate_image", m.GenerateOutputEnvelope, body=body).data
+    assert base64.b64decode(drawn.image)[:3] == b"\xff\xd8\xff"  # a JPEG
+    ratio = m.GenerateImageAsyncImageTaskCreateAspectRatio("16:9")
+    body = m.GenerateImageAsyncImageTaskCreate(prompt="a kite", aspect_ratio=ratio, seed=3)
+    task = flow.call("generate_image_async", m.TaskSubmittedEnvelope, body=body).data
+
+    def completed() -> Any:
+        view = flow.call("get_image_generation_status", m.ImageStatusEnvelope, task.task_id).data
+        return view.status == m.ImageStatusStatus("COMPLETED") and view
+
+    assert base64.b64decode(flow.poll(completed, timeout=60).image)[:3] == b"\xff\xd8\xff"
+
+
 def upscale(flow: Flow) -> None:
     m = flow.models
     video = flow.upload(mp4_bytes(), "clip.mp4", "video/mp4")
@@ -349,7 +388,7 @@ def videos(flow: Flow) -> None:
     each found by serve's own face finder and rendered by its task workers."""
     m = flow.models
     photo = io.BytesIO()
-    Image.fromarray(astronaut()).resize((320, 320)).save(photo, format="JPEG")
+    Image.fromarray(skimage_data.astronaut()).resize((320, 320)).save(photo, format="JPEG")
     image = base64.b64encode(photo.getvalue()).decode()
     talk = m.GenerateTalkingAvatarTalkingVideoCreate(
         image=image, text="Hello.", voice_profile_id="espeak-en-us"
@@ -388,7 +427,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
-    videos, usage, webhooks, cleanup,
+    videos, images, builds, usage, webhooks, cleanup,
 ]  # fmt: skip
 
 

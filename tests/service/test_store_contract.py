@@ -255,6 +255,8 @@ def test_usage_is_read_by_window_kind_and_route(open_store):
         UsageRecord("u3", "own_1", "session", "ses_1", 0, 3000, 4.0, 4.0),
         UsageRecord("u4", "own_1", "upscale", "tsk_1", 0, 4000, 8.0, 3.5),
         UsageRecord("u5", "own_1", "session", "ses_2", 0, 9000, 16.0, 16.0),  # outside
+        UsageRecord("u6", "own_1", "image", "img_1", 0, 4500, 2.5, 2.5),
+        UsageRecord("u7", "own_1", "image", "img_2", 0, 4600, 1.5, 1.5),
     ]
 
     async def scenario():
@@ -268,7 +270,8 @@ def test_usage_is_read_by_window_kind_and_route(open_store):
                 return [r.usage_id for r in found], await store.usage_totals("own_1", which)
 
             ids, totals = await read(UsageFilter(0, 5000))
-            assert ids == ["u4", "u3", "u2", "u1"]  # newest first
+            assert ids == ["u7", "u6", "u4", "u3", "u2", "u1"]  # newest first
+            assert totals.image_count == 2  # images are counted, not timed
             assert (totals.route_conversation_seconds, totals.session_seconds) == (3.0, 4.0)
             assert totals.upscale_billable_seconds == 3.5
             ids, totals = await read(UsageFilter(0, 5000, route_id="rt_2"))
@@ -404,6 +407,37 @@ def test_avatars_keep_their_face_and_one_looked_for_later(open_store):
             listed = await writer.list_avatars("own_1", PageRequest(10, None))
             assert [a.face for a in listed] == [face, None, face]
             assert await writer.delete_avatar("own_1", "av_1") == found
+        finally:
+            await close([writer, other])
+
+    run(scenario())
+
+
+def test_a_build_ends_once_and_keeps_its_status_and_error(open_store):
+    face = FaceLandmarks(
+        150, 90, 235, 306, Point(205, 215), Point(306, 215), 47, Point(256, 308), 99, "box"
+    )
+
+    def pending(n: int) -> Avatar:
+        return Avatar(f"av_{n}", "own_1", "Built", 512, 512, "upload", 1000 + n, status="PENDING")
+
+    async def scenario():
+        writer, other = await stores(open_store, 2)
+        try:
+            for n in (1, 2):
+                await writer.add_avatar(pending(n))
+            assert await other.get_avatar("av_1") == pending(1)
+            assert await other.end_avatar_build("av_1", "READY", None, face)
+            assert not await writer.end_avatar_build("av_1", "ERROR", "late", None)  # ended
+            assert await writer.end_avatar_build("av_2", "ERROR", "No face was found.", None)
+            assert not await writer.end_avatar_build("av_9", "READY", None, face)  # unknown
+            ready, failed = await other.get_avatar("av_1"), await other.get_avatar("av_2")
+            assert (ready.status, ready.error, ready.face, ready.face_checked) == (
+                "READY", None, face, True
+            )  # fmt: skip
+            assert (failed.status, failed.error, failed.face) == (
+                "ERROR", "No face was found.", None
+            )  # fmt: skip
         finally:
             await close([writer, other])
 

@@ -46,6 +46,7 @@ def test_totals_cover_the_window(api, alice, seeded):
         "stt_seconds": 0.0,
         "talking_video_seconds": 0.0,
         "motion_video_seconds": 0.0,
+        "image_count": 0,
     }
     first = data["items"][-1]
     assert first == {
@@ -101,6 +102,7 @@ NO_USAGE = {
     "stt_seconds": 0.0,
     "talking_video_seconds": 0.0,
     "motion_video_seconds": 0.0,
+    "image_count": 0,
 }
 
 
@@ -136,7 +138,7 @@ def test_route_conversations_name_their_route(api, alice, seeded):
     assert all("route_id" not in item for item in others)
 
 
-@pytest.mark.parametrize("kind", ["image", "Session", "", "null"])
+@pytest.mark.parametrize("kind", ["images", "Session", "", "null"])
 def test_an_unknown_kind_is_422(api, alice, kind):
     response = api.get("/v1/usage", alice, params={"kind": kind})
     assert response.status_code == 422, response.text

@@ -22,7 +22,7 @@ from service.domain.errors import InvalidAudio, PayloadTooLarge, ValidationFaile
 from service.domain.faces import FaceLandmarks
 from service.domain.files import UPLOADS, avatar_key
 from service.domain.ids import new_id
-from service.domain.images import reencode_png
+from service.domain.images import MEDIA_FORMATS, decode_image, encode_png
 from service.domain.models import IdempotencyKey, Task, WebhookTarget
 from service.domain.speaking import synthesize
 from service.domain.tasks import new_task, submit
@@ -76,12 +76,17 @@ def _one_of(first: str, first_given: bool, second: str, second_given: bool) -> N
         raise ValidationFailed.field(first, message)
 
 
+def _reencoded(data: bytes):
+    """A portrait upload (PNG, JPEG or WebP: SPEC 14's media formats) re-encoded as PNG."""
+    return encode_png(decode_image(data, formats=MEDIA_FORMATS))
+
+
 async def _face_image(ctx: Context, owner_id: str, request: VideoRequest):
     """(the portrait as a PNG the service made, its face when known now). An upload is decoded
     and re-encoded, its face found by the run; a stored avatar comes with the face kept for it
     (one without a face is refused now)."""
     if request.avatar_id is None:
-        return (await asyncio.to_thread(reencode_png, request.image or b"")).png, None
+        return (await asyncio.to_thread(_reencoded, request.image or b"")).png, None
     await check_avatar_ref(ctx, owner_id, request.avatar_id)  # 422 as for agents and sessions
     avatar = await owned_avatar(ctx, owner_id, request.avatar_id)
     face = await avatar_face(ctx, avatar)

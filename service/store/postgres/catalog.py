@@ -43,14 +43,25 @@ def _route(row: tuple) -> Route:
 
 async def _insert_avatar(conn: Conn, a: Avatar) -> None:
     await conn.execute(
-        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms,
-         avatar_face_value(a.face, a.face_checked)),
+         avatar_face_value(a.face, a.face_checked), a.status, a.error),
     )  # fmt: skip
 
 
 async def _set_face(conn: Conn, avatar_id: str, face: str) -> None:
     await conn.execute("UPDATE avatars SET face = %s WHERE avatar_id = %s", (face, avatar_id))
+
+
+async def _end_build(
+    conn: Conn, avatar_id: str, status: str, error: str | None, face: str | None
+) -> bool:
+    cursor = await conn.execute(
+        "UPDATE avatars SET status = %s, error = %s, face = coalesce(%s, face)"
+        " WHERE avatar_id = %s AND status = 'PENDING'",
+        (status, error, face, avatar_id),
+    )
+    return cursor.rowcount == 1
 
 
 async def _delete_avatar(conn: Conn, owner_id: str, avatar_id: str) -> Avatar | None:
@@ -158,6 +169,12 @@ class CatalogMixin(PostgresBase):
 
     async def set_avatar_face(self, avatar_id: str, face: FaceLandmarks | None) -> None:
         await self._write(_set_face, avatar_id, avatar_face_value(face))
+
+    async def end_avatar_build(
+        self, avatar_id: str, status: str, error: str | None, face: FaceLandmarks | None
+    ) -> bool:
+        value = None if face is None else avatar_face_value(face)
+        return await self._write(_end_build, avatar_id, status, error, value)
 
     async def add_agent(self, agent: Agent) -> None:
         await self._write(_insert_agent, agent)

@@ -43,9 +43,9 @@ def _route(row: tuple) -> Route:
 
 def _insert_avatar(conn: sqlite3.Connection, a: Avatar) -> None:
     conn.execute(
-        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms,
-         avatar_face_value(a.face, a.face_checked)),
+         avatar_face_value(a.face, a.face_checked), a.status, a.error),
     )  # fmt: skip
 
 
@@ -60,6 +60,17 @@ def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> A
 
 def _set_face(conn: sqlite3.Connection, avatar_id: str, face: str) -> None:
     conn.execute("UPDATE avatars SET face = ? WHERE avatar_id = ?", (face, avatar_id))
+
+
+def _end_build(
+    conn: sqlite3.Connection, avatar_id: str, status: str, error: str | None, face: str | None
+) -> bool:
+    cursor = conn.execute(
+        "UPDATE avatars SET status = ?, error = ?, face = coalesce(?, face)"
+        " WHERE avatar_id = ? AND status = 'PENDING'",
+        (status, error, face, avatar_id),
+    )
+    return cursor.rowcount == 1
 
 
 def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
@@ -156,6 +167,12 @@ class CatalogMixin(SqliteBase):
 
     async def set_avatar_face(self, avatar_id: str, face: FaceLandmarks | None) -> None:
         await self._write(_set_face, avatar_id, avatar_face_value(face))
+
+    async def end_avatar_build(
+        self, avatar_id: str, status: str, error: str | None, face: FaceLandmarks | None
+    ) -> bool:
+        value = None if face is None else avatar_face_value(face)
+        return await self._write(_end_build, avatar_id, status, error, value)
 
     async def add_agent(self, agent: Agent) -> None:
         await self._write(_insert_agent, agent)

@@ -126,7 +126,7 @@ class SessionsMixin(SqliteBase):
     async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals:
         where, params = _usage_where(owner_id, which)
         rows = self._reader.execute(
-            "SELECT kind, sum(seconds), sum(billable_seconds) FROM usage_records"
+            "SELECT kind, sum(seconds), sum(billable_seconds), count(*) FROM usage_records"
             f" WHERE {where} GROUP BY kind",
             params,
         ).fetchall()
