@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image
 
 from service.domain.faces import FaceLandmarks
+from service.domain.visemes import opening_size
 from service.generators.face_track import FaceTrack
 
 _INSIDE = np.array([52, 18, 24], np.float32)  # the open mouth's dark interior
@@ -131,13 +132,13 @@ class TalkingFace:
         """The opening: a dark ellipse (teeth along its top) ringed by lip colour, its height
         from `open`, its width from `wide`; a smile lifts its corners."""
         f = self._face
-        half_w = f.mouth_width * (0.25 + 0.2 * wide)
-        half_h = f.mouth_width * 0.22 * open_
+        width, height, lip = opening_size(open_, wide, f.mouth_width)
+        half_w, half_h = width / 2, height / 2
         if half_h < 0.6 and smile < 0.01:
             return  # closed: the portrait's own lips show
         half_h = max(half_h, 0.6)
         cx, cy = f.mouth.x - self._x0, f.mouth.y - self._y0 + half_h * 0.4
-        lip = max(1.2, f.mouth_width * 0.06)
+        lip = max(1.2, lip)
         x0, x1 = int(cx - half_w - lip - 2), int(cx + half_w + lip + 3)
         y0, y1 = int(cy - half_h - lip - 2 - smile * 0.2 * half_w), int(cy + half_h + lip + 3)
         x0, y0 = max(0, x0), max(0, y0)

@@ -19,7 +19,7 @@ from service.domain.context import Context
 from service.domain.links import route_link, session_link
 from service.domain.models import Avatar
 from service.domain.turns import MAX_MESSAGE_CHARS
-from service.domain.visemes import MOUTH
+from service.domain.visemes import MOUTH, OPENING
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -29,6 +29,7 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _SCRIPTS = ("speech.js", "face.js", "live.js", "pages.js")
 # The mouth model the face is drawn from (one table, shared with the talking-video task).
 _MOUTH = escape(json.dumps({name: list(shape) for name, shape in MOUTH.items()}))
+_OPENING = escape(json.dumps(OPENING))
 
 _PLACEHOLDER = (
     '<svg class="placeholder" viewBox="0 0 100 100" role="img" aria-label="{label}">'
@@ -107,6 +108,7 @@ def _conversation_page(base_url: str, title: str, path: str, portrait: Portrait)
         name=escape(title),
         socket_path=f"{prefix}{path}/ws?speech=1",
         mouth=_MOUTH,
+        opening=_OPENING,
         link_path=f"{prefix}{path}",
         max_chars=MAX_MESSAGE_CHARS,
         max_label=f"{MAX_MESSAGE_CHARS:,}",

@@ -4,8 +4,9 @@
 // random intervals, and the head sways slightly. Without a face a ring around the portrait
 // opens and closes instead. The viseme is read from the audio clock on every animation frame,
 // so what is drawn is the shape of the sound being heard (within one frame). How open and how
-// wide each viseme is comes from the server's one mouth model (service/domain/visemes.py), in
-// the page's data-mouth. With prefers-reduced-motion the head keeps still and the eyes do not
+// wide each viseme is, and how big the opening is drawn (`opening`: its width at `wide` 0 and 1,
+// its height fully open, the lips' thickness, all in mouth widths), come from the server's one
+// mouth model (service/domain/visemes.py), in the page's data-mouth and data-opening. With prefers-reduced-motion the head keeps still and the eyes do not
 // blink; the mouth still speaks.
 // window.avatarFace exposes what was last drawn, for tests: { mode ("face" | "ring"), clock,
 // viseme, open, wide, frames, blinks, head: {dx, dy, angle}, mouthBox (the mouth's region in
@@ -21,12 +22,6 @@ window.AvatarFace = (function () {
   const TILT = 0.012;
   // A blink lasts BLINK_S; the next one comes 2 to 6 s later.
   const BLINK_S = 0.16;
-  // The drawn mouth, in mouth widths: how wide at the viseme's `wide` 0 and 1, how tall when
-  // fully open, and the lips' thickness around the opening.
-  const MOUTH_NARROW = 0.5;
-  const MOUTH_BROAD = 1.05;
-  const MOUTH_TALL = 0.5;
-  const LIP = 0.07;
 
   // A small seeded generator (mulberry32): each page blinks in its own rhythm.
   function random(seed) {
@@ -97,7 +92,7 @@ window.AvatarFace = (function () {
   }
 
   // The portrait with its face: colours read once from the image, then drawn each frame.
-  function portrait(image, face, still) {
+  function portrait(image, face, still, opening) {
     const [lx, ly] = face.left_eye;
     const [rx, ry] = face.right_eye;
     const [mx, my] = face.mouth;
@@ -161,9 +156,10 @@ window.AvatarFace = (function () {
       if (open <= 0) {
         return; // closed: the portrait's own lips
       }
-      const width = face.mouth_width * (MOUTH_NARROW + (MOUTH_BROAD - MOUTH_NARROW) * wide);
-      const height = face.mouth_width * MOUTH_TALL * open;
-      const lip = face.mouth_width * LIP;
+      const broadening = (opening.broad - opening.narrow) * wide;
+      const width = face.mouth_width * (opening.narrow + broadening);
+      const height = face.mouth_width * opening.tall * open;
+      const lip = face.mouth_width * opening.lip;
       pen.fillStyle = lips;
       pen.beginPath();
       pen.ellipse(mx, my, width / 2 + lip, height / 2 + lip, 0, 0, 2 * Math.PI);
@@ -207,7 +203,7 @@ window.AvatarFace = (function () {
     };
   }
 
-  function attach(canvas, voice, mouth) {
+  function attach(canvas, voice, mouth, opening) {
     const pen = canvas.getContext("2d");
     const hook = {
       mode: "ring",
@@ -230,7 +226,7 @@ window.AvatarFace = (function () {
 
     function start() {
       if (face && image && image.naturalWidth > 0) {
-        animated = portrait(image, face, still);
+        animated = portrait(image, face, still, opening);
         canvas.parentElement.classList.add("animated"); // the canvas shows the portrait now
         hook.mode = "face";
       }
@@ -239,7 +235,7 @@ window.AvatarFace = (function () {
     function mouthBox(transform, ratio) {
       const [mx, my] = face.mouth;
       const centre = transform.transformPoint(new DOMPoint(mx, my));
-      const side = face.mouth_width * MOUTH_BROAD * 1.3 * Math.hypot(transform.a, transform.b);
+      const side = face.mouth_width * opening.broad * 1.3 * Math.hypot(transform.a, transform.b);
       const frame = canvas.getBoundingClientRect();
       return {
         x: frame.left + (centre.x - side / 2) / ratio,
