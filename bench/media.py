@@ -14,9 +14,9 @@ three ways, interleaved round by round:
 
 Each figure is the median over the rounds of seconds of video per second of CPU (the process's
 CPU time, every thread included) and per second of wall time. The bar is 2x real time for
-`render + encode`. Then the face finder's time on a 512 px photo (scikit-image's astronaut), the
-other CPU work of a video task. Avatar building (issue 19 item 1) is measured here once it
-exists on main."""
+`render + encode`. Then an avatar build's CPU time, step by step (decode, find the face, align
+and encode the portrait), on scikit-image's astronaut photo as a 512 and a 2048 px JPEG; finding
+the face is also the other CPU work of a video task made from a photo."""
 
 from __future__ import annotations
 
@@ -32,17 +32,23 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+from skimage.data import astronaut
 
 import engine
+from service.domain.avatar_builds import one_face
+from service.domain.images import MEDIA_FORMATS, decode_image
 from service.domain.motion_presets import TALKING_PLAN
+from service.domain.portraits import align
 from service.domain.speech import BUILT_IN, Voice
 from service.domain.talking.run import Scene
 from service.generators.espeak import EspeakSpeech
+from service.generators.face_finders import face_finder
 from service.generators.procedural import ProceduralPortraits
 from service.generators.talking_face import TalkingFace
 from service.generators.talking_video import BuiltInTalkingVideos, portrait_of, track_of
 
 SIDE, FPS = 512, 25
+BUILD_SIDES = (512, 2048)
 TEXT = (
     "Good morning, and welcome to the station. Today we will look at the garden on the upper "
     "deck, where the tomatoes are finally ripe. After that, we can talk about the new solar "
@@ -92,18 +98,37 @@ def _candidates(scene: Scene, folder: Path) -> dict[str, Callable[[], None]]:
     return {"render + encode": both, "render only": render_only, "encode only": encode_only}
 
 
-def _finder_ms(rounds: int) -> float | None:
-    try:
-        from skimage.data import astronaut
-
-        from service.generators.face_finders import face_finder
-    except ImportError:
-        return None
+def _photo(side: int) -> bytes:
+    """scikit-image's astronaut (a real face) as a JPEG `side` px a side, as users upload."""
     out = io.BytesIO()
-    Image.fromarray(astronaut()).save(out, format="PNG")
-    finder, image = face_finder(), out.getvalue()
-    finder.find(image)  # warm
-    return statistics.median(_cpu_and_wall(lambda: finder.find(image))[1] for _ in range(rounds))
+    Image.fromarray(astronaut()).resize((side, side), Image.LANCZOS).save(out, format="JPEG")
+    return out.getvalue()
+
+
+def _build_steps(finder, data: bytes) -> dict[str, Callable[[], object]]:
+    """The CPU steps of an avatar build's task (`AvatarBuild.run`), each on its own."""
+    photo = decode_image(data, formats=MEDIA_FORMATS).convert("RGB")
+    face = one_face(finder.find(data))
+    return {
+        "decode": lambda: decode_image(data, formats=MEDIA_FORMATS).convert("RGB"),
+        "find the face": lambda: one_face(finder.find(data)),
+        "align + PNG": lambda: align(photo, face),
+    }
+
+
+def _builds(rounds: int) -> None:
+    """Avatar build time (POST /v1/avatar/async_build's task) per step, CPU ms, medians."""
+    finder = face_finder()
+    print(f"\navatar build of the astronaut photo (JPEG), CPU ms, median of {rounds} rounds")
+    print(f"{'side':>6} {'decode':>8} {'find the face':>14} {'align + PNG':>12} {'total':>8}")
+    for side in BUILD_SIDES:
+        steps = _build_steps(finder, _photo(side))
+        ms = {name: [] for name in steps}
+        for _ in range(rounds):
+            for name, step in steps.items():
+                ms[name].append(_cpu_and_wall(step)[0] * 1000)
+        cells = [statistics.median(values) for values in ms.values()]
+        print(f"{side:>6} {cells[0]:>8.0f} {cells[1]:>14.0f} {cells[2]:>12.0f} {sum(cells):>8.0f}")
 
 
 def main() -> None:
@@ -127,10 +152,7 @@ def main() -> None:
         cpu = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
         print(f"{name:>16} {cpu:>7.2f} {wall:>7.2f} {video_s / cpu:>16.2f} {video_s / wall:>17.2f}")
-    finder = _finder_ms(args.rounds)
-    shown = "not installed" if finder is None else f"{finder * 1000:.0f} ms"
-    print(f"\nface finder on a 512x512 photo (scikit-image's astronaut): {shown}")
-    print("avatar build (POST /v1/avatar/async_build): not on this branch's main yet")
+    _builds(args.rounds)
 
 
 if __name__ == "__main__":
