@@ -6,6 +6,7 @@ from engine.errors import Canceled, EngineError, InvalidAudio, InvalidVideo, Tar
 from engine.fit import RESOLUTIONS, fit_box
 from engine.resample import FILTERS, KERNELS, Filter, Kernel, kernel_info, resample
 from engine.video.audio import DecodedAudio, decode_audio, wav_bytes
+from engine.video.compose import AAC_RATES, ComposedVideo, compose, frame_count
 from engine.video.pipeline import MAX_CRF, X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
 
@@ -15,12 +16,14 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0"
 
 __all__ = [
+    "AAC_RATES",
     "FILTERS",
     "KERNELS",
     "MAX_CRF",
     "RESOLUTIONS",
     "X264_PRESETS",
     "Canceled",
+    "ComposedVideo",
     "DecodedAudio",
     "EngineError",
     "Filter",
@@ -32,8 +35,10 @@ __all__ = [
     "UpscaleResult",
     "VideoInfo",
     "__version__",
+    "compose",
     "decode_audio",
     "fit_box",
+    "frame_count",
     "kernel_info",
     "plan",
     "probe",

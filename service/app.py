@@ -14,12 +14,14 @@ from litestar.openapi.spec import Components, SecurityScheme
 import engine
 from service.api import auth, body_limits, declared
 from service.api.agents import AgentsController
+from service.api.avatar_builds import avatar_build_router
 from service.api.avatars import AvatarsController, HostedAvatarsController, avatar_png
 from service.api.conversations import ConversationsController
 from service.api.errors import EXCEPTION_HANDLERS
 from service.api.frontdoor import front_door
 from service.api.generation import GenerationController
 from service.api.health import healthz
+from service.api.images import image_router
 from service.api.live import route_socket, session_socket
 from service.api.openapi import operation_id
 from service.api.pages import PagesController
@@ -29,6 +31,7 @@ from service.api.sessions import SessionsController
 from service.api.speech import speech_file, speech_router
 from service.api.upscale import result_file, upscale_router
 from service.api.usage import get_usage
+from service.api.video import video_router
 from service.api.voice import voice_router, voice_sample
 from service.api.webhooks import WebhooksController
 from service.clock import Clock
@@ -75,6 +78,9 @@ def _api_router(settings: Settings) -> Router:
             upscale_router(settings),
             voice_router(),
             speech_router(),
+            video_router(),
+            image_router(),
+            avatar_build_router(),
         ],
         security=[{"BearerAuth": []}],
     )

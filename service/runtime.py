@@ -16,6 +16,8 @@ from service.clock import Clock, SystemClock
 from service.domain.context import Context
 from service.domain.files import FileStore
 from service.domain.store import Store
+from service.generators.face_finders import face_finder
+from service.generators.openai_images import image_backend
 from service.generators.speech_engines import open_speech
 from service.responders import Responders
 from service.settings import Settings
@@ -109,6 +111,8 @@ async def open_context(settings: Settings, clock: Clock | None = None) -> AsyncI
             signing_key=key,
             responders=Responders(settings),
             speech=speech,
+            faces=face_finder(),
+            images=image_backend(settings),
         )
         closing.push_async_callback(ctx.responders.aclose)
         closing.push_async_callback(ctx.drain)

@@ -272,12 +272,16 @@ class Settings:
         default=False,
         metadata=_option(_flag, "allow http and private/loopback webhook and agent targets"),
     )
-    # Read by the upscale task (the CLI takes its own flags).
+    # Read by the upscale and generated-video tasks (the CLI takes its own flags).
     x264_preset: Preset = field(
-        default="veryfast", metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales")
+        default="veryfast",
+        metadata=_option(_choice(X264_PRESETS), "x264 preset of upscales and generated videos"),
     )
     x264_crf: float = field(
-        default=18.0, metadata=_option(_number(0, MAX_CRF), f"x264 CRF of upscales, 0 to {MAX_CRF}")
+        default=18.0,
+        metadata=_option(
+            _number(0, MAX_CRF), f"x264 CRF of upscales and generated videos, 0 to {MAX_CRF}"
+        ),
     )
     filter: Filter = field(
         default="lanczos3", metadata=_option(_choice(FILTERS), "resampling filter of upscales")
@@ -360,6 +364,19 @@ class Settings:
     )
     stt_model: str = field(
         default="whisper-1", metadata=_option(_word, "model asked of AVATAR_STT_BASE_URL")
+    )
+    # Read by image generation (no built-in: without a backend it answers 503 NOT_CONFIGURED).
+    image_base_url: str | None = field(
+        default=None,
+        metadata=_option(
+            _base_url, "OpenAI-compatible API for image generation (/images/generations)"
+        ),
+    )
+    image_api_key: str | None = field(
+        default=None, metadata=_option(_optional, "bearer key of AVATAR_IMAGE_BASE_URL")
+    )
+    image_model: str = field(
+        default="gpt-image-1", metadata=_option(_word, "model asked of AVATAR_IMAGE_BASE_URL")
     )
     # Internal timings (tests shorten them).
     key_cache_ttl_s: float = field(

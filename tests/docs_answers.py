@@ -23,6 +23,8 @@ MEASURED = frozenset(
         "input_duration",
         "tts_seconds",
         "stt_seconds",
+        "talking_video_seconds",
+        "motion_video_seconds",
     }
 )
 # The service's ids (service.domain.ids: a known prefix, then 22 URL-safe base64 characters).

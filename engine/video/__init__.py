@@ -13,4 +13,5 @@ the product that imports PyAV. Callers use the re-exports of `engine` (`probe`, 
     stages     threads and bounded channels between the pipeline stages
     output     the output MP4: libx264 settings, copied audio
     pipeline   `upscale`: decode -> resample -> encode + mux
+    compose    `compose`: drawn frames and PCM -> H.264 + AAC MP4 (the generated videos)
 """

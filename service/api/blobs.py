@@ -71,3 +71,12 @@ class BlobResponse:
             async for chunk in self._files.read(self._key, self._start, self._end):
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def signed_file(
+    files: FileStore, key: str, size: int, media_type: str, name: str, range_header: str | None
+) -> BlobResponse:
+    """A file a signed link names (results, speech): shown inline as `name`, and kept only by
+    the client's own cache (the link is a capability)."""
+    headers = {"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "private"}
+    return BlobResponse(files, key, size, media_type, range_header, headers)

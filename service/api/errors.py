@@ -39,6 +39,8 @@ ERROR_TABLE: dict[type[errors.ServiceError], tuple[int, str]] = {
     errors.ValidationFailed: (422, "VALIDATION_ERROR"),
     errors.RateLimited: (429, "RATE_LIMITED"),
     errors.UpstreamError: (502, "UPSTREAM_ERROR"),
+    errors.NotConfigured: (503, "NOT_CONFIGURED"),
+    errors.UpstreamTimeout: (504, "UPSTREAM_TIMEOUT"),
     errors.QueueFull: (503, "QUEUE_FULL"),
     errors.InsufficientStorage: (507, "INSUFFICIENT_STORAGE"),
 }
@@ -134,8 +136,18 @@ def handle_http_exception(request: Request, exc: HTTPException) -> Response:
         return handle_unexpected(request, exc)
     # Litestar's router names the header "allow"; RFC 9110 requires it on every 405.
     allow = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow")
+    if status == 405 and allow and allow.strip().upper() == "WEBSOCKET":
+        return _upgrade_required(request)
     headers = _close_if_unread(request, {"Allow": allow_header(allow)} if allow else {})
     return error_response(status, code, message, headers=headers or None)
+
+
+def _upgrade_required(request: Request) -> Response:
+    """A plain request to a conversation socket's path: RFC 6455 answers it 426 naming the
+    protocol to upgrade to (a 405 would list no method the caller could use)."""
+    headers = _close_if_unread(request, {"Upgrade": "websocket", "Connection": "Upgrade"})
+    message = "This path is a conversation socket: open it as a WebSocket."
+    return error_response(426, "UPGRADE_REQUIRED", message, headers=headers)
 
 
 def handle_unexpected(request: Request, exc: Exception) -> Response:

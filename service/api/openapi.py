@@ -45,12 +45,14 @@ _DESCRIPTIONS = {
     "416": "RANGE_NOT_SATISFIABLE: the Range lies outside the file.",
     "422": "VALIDATION_ERROR: a parameter is missing, unknown, of the wrong type or out of range.",
     "429": "RATE_LIMITED: this API key's request budget is spent; see Retry-After.",
-    "502": "UPSTREAM_ERROR: a speech engine or backend failed; the message says why.",
-    "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After.",
+    "502": "UPSTREAM_ERROR: an engine or backend failed; the message says why.",
+    "503": "QUEUE_FULL: the owner's queue of waiting tasks is full; see Retry-After"
+    " (NOT_CONFIGURED: the call needs a backend the service has no setting for).",
+    "504": "UPSTREAM_TIMEOUT: the backend did not answer within the call's time limit.",
     "507": "INSUFFICIENT_STORAGE: the upload would leave less free disk than the service keeps.",
 }
 # Statuses only some operations answer: each declares them (`error_responses`).
-_DECLARED = {"403", "409", "410", "415", "416", "502", "503", "507"}
+_DECLARED = {"403", "409", "410", "415", "416", "502", "503", "504", "507"}
 # Statuses `ApiOperation` finds out from the operation itself: every handler offers them, and
 # the operation keeps those it can answer.
 _INFERRED = (400, 401, 404, 408, 413, 422, 429)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from litestar import Controller, Request, Router
 from litestar.types import ASGIApp
 
-from service.api.blobs import BlobResponse
+from service.api.blobs import signed_file
 from service.api.body import json_body, read_json
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.openapi import error_responses, file_download, get, post
@@ -74,8 +74,4 @@ async def speech_file(
 ) -> ASGIApp:
     ctx = ctx_of(request)
     key, size = await speaking.speech_file(ctx, speech_id, expires, signature)
-    headers = {
-        "Content-Disposition": f'inline; filename="{speech_id}.wav"',
-        "Cache-Control": "private",
-    }
-    return BlobResponse(ctx.files, key, size, "audio/wav", byte_range, headers)
+    return signed_file(ctx.files, key, size, "audio/wav", f"{speech_id}.wav", byte_range)

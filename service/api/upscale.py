@@ -8,7 +8,7 @@ from typing import Annotated
 from litestar import Controller, Request, Router
 from litestar.types import ASGIApp
 
-from service.api.blobs import BlobResponse
+from service.api.blobs import signed_file
 from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
 from service.api.openapi import error_responses, file_download, get, post
@@ -134,8 +134,4 @@ async def result_file(
     """The result file a signed `file_url` names; `Range` and `HEAD` work."""
     ctx = ctx_of(request)
     key, size = await results.result_file(ctx, task_id, expires, signature)
-    headers = {
-        "Content-Disposition": f'inline; filename="{task_id}.mp4"',
-        "Cache-Control": "private",
-    }
-    return BlobResponse(ctx.files, key, size, "video/mp4", byte_range, headers)
+    return signed_file(ctx.files, key, size, "video/mp4", f"{task_id}.mp4", byte_range)

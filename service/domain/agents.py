@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from service.domain.avatars import owned_avatar
+from service.domain.avatars import READY, owned_avatar
 from service.domain.context import Context
 from service.domain.errors import NotFound, ValidationFailed, echo
 from service.domain.ids import new_id
@@ -35,9 +35,12 @@ async def check_avatar_ref(ctx: Context, owner_id: str, avatar_id: str | None) -
     if avatar_id is None:
         return
     try:
-        await owned_avatar(ctx, owner_id, avatar_id)
+        avatar = await owned_avatar(ctx, owner_id, avatar_id)
     except NotFound:
         raise ValidationFailed.field("avatar_id", "no avatar of yours has this id") from None
+    if avatar.status != READY:  # still being built, or its build failed (SPEC 14)
+        message = f"the avatar is {avatar.status}; only a READY avatar can be used"
+        raise ValidationFailed.field("avatar_id", message)
 
 
 def check_runtime(ctx: Context, agent: Agent) -> None:

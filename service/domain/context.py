@@ -1,5 +1,6 @@
 """What domain functions are built from: settings, a store, a file store, a clock, the signing
-key, the responders of conversations and the speech engines."""
+key, the responders of conversations, the speech engines, the face finder and the images
+backend."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 
 from service.clock import Clock
+from service.domain.drawing import ImageBackend
+from service.domain.faces import FaceFinder
 from service.domain.files import FileStore
 from service.domain.speech import SpeechEngines
 from service.domain.store import Store
@@ -27,6 +30,10 @@ class Context:
     responders: Responders
     # Text to speech and speech to text (see service.domain.speech).
     speech: SpeechEngines
+    # Finds the faces of avatar images (see service.domain.faces).
+    faces: FaceFinder
+    # The images backend (None: AVATAR_IMAGE_BASE_URL is unset; image generation answers 503).
+    images: ImageBackend | None = None
     # Work that outlives a request (session preparation, last-used stamps): kept here so it
     # is not garbage-collected mid-flight and can be finished on shutdown.
     background: set[asyncio.Task] = field(default_factory=set)

@@ -137,6 +137,15 @@ class UpstreamError(ServiceError):
     agent); the message says which and why."""
 
 
+class UpstreamTimeout(UpstreamError):
+    """A backend did not answer within the time the call allows."""
+
+
+class NotConfigured(ServiceError):
+    """The call needs a backend this service is not configured with; the message names the
+    setting."""
+
+
 class ResponderError(UpstreamError):
     """A conversation reply failed. The message is written for the visitor (it names no
     address, key or upstream detail); the details went to the log."""

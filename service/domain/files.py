@@ -31,6 +31,28 @@ def avatar_key(avatar_id: str) -> str:
 UPLOADS = "uploads/"
 
 
+BUILD_PHOTOS = "builds/"
+
+
+def build_photo_key(avatar_id: str) -> str:
+    """Where an avatar build's photo waits (apart from uploads/: the sweeper's one-hour rule
+    for abandoned uploads must not take a photo whose build is still queued)."""
+    return f"{BUILD_PHOTOS}{avatar_id}.image"
+
+
+# Images drawn by the image backend, kept for their task's status until AVATAR_RESULT_TTL_S.
+DRAWN_IMAGES = "images/"
+
+
+def drawn_image_key(task_id: str) -> str:
+    return f"{DRAWN_IMAGES}{task_id}.jpg"
+
+
+def reference_image_key(task_id: str, index: int) -> str:
+    # Flat beside other uploads, named by the task: the sweeper removes abandoned ones.
+    return f"{UPLOADS}{task_id}.reference-{index}.png"
+
+
 class BlobWriter(Protocol):
     """A blob being written; it exists under its key only after `commit`."""
 

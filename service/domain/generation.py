@@ -16,8 +16,9 @@ from typing import Protocol
 
 from PIL import Image, UnidentifiedImageError
 
-from service.domain.avatars import add_avatar
+from service.domain.avatars import add_avatar, find_face
 from service.domain.context import Context
+from service.domain.faces import FaceLandmarks
 from service.domain.files import avatar_key
 from service.domain.ids import new_id
 from service.domain.models import Avatar, IdempotencyKey, Task, WebhookTarget
@@ -40,6 +41,11 @@ class Generator(Protocol):
 
     def render(self, prompt: str, width: int, height: int, seed: int) -> bytes:
         """A PNG of exactly `width` x `height` pixels; the same arguments give the same bytes."""
+        ...
+
+    def face(self, prompt: str, width: int, height: int, seed: int) -> FaceLandmarks | None:
+        """Where `render` draws the face (method "generator"), or None when the generator
+        cannot say (the face finder looks at the image instead)."""
         ...
 
 
@@ -130,7 +136,7 @@ class Generation:
     def __init__(self, generator: Generator) -> None:
         self._generator = generator
 
-    def run(self, job: Job) -> bytes:
+    def run(self, job: Job) -> tuple[bytes, FaceLandmarks | None]:
         params = job.task.params
         width, height = params["width"], params["height"]
         if job.cancel.is_set():
@@ -141,19 +147,22 @@ class Generation:
             raise Stopped
         job.report("checking", 0.9)
         _check_png(png, width, height)
-        return png
+        return png, self._generator.face(params["prompt"], width, height, params["seed"])
 
-    async def complete(self, ctx: Context, task: Task, output: bytes) -> Completion:
-        params = task.params
+    async def complete(
+        self, ctx: Context, task: Task, output: tuple[bytes, FaceLandmarks | None]
+    ) -> Completion:
+        params, (png, face) = task.params, output
         avatar_id = params["avatar_id"]
         # A run whose worker died after this point, and ran again, finds its avatar here.
         if await ctx.store.get_avatar(avatar_id) is None:
             name = " ".join(params["prompt"].split())[:_NAME_LENGTH] or None
+            face = face or await find_face(ctx, png)
             avatar = Avatar(
                 avatar_id, task.owner_id, name, params["width"], params["height"], "generated",
-                ctx.clock.now_ms(),
+                ctx.clock.now_ms(), face, face_checked=True,
             )  # fmt: skip
-            await add_avatar(ctx, avatar, output)
+            await add_avatar(ctx, avatar, png)
         return Completion({"avatar_id": avatar_id})
 
     async def discard(self, ctx: Context, task: Task) -> None:

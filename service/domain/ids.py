@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 
-PREFIXES = ("agt", "rt", "ses", "tsk", "av", "key", "own", "usg", "cnv", "vp", "sp")
+PREFIXES = ("agt", "rt", "ses", "tsk", "av", "key", "own", "usg", "cnv", "vp", "sp", "img")
 
 
 def new_id(prefix: str) -> str:

@@ -1,12 +1,15 @@
 """Housekeeping of tasks and files, run by the one sweeper of `serve`: runs whose worker died
-go back to the queue, results and speech files past their availability are deleted, uploads
-nobody finished are removed, and idempotency keys are forgotten after their day."""
+go back to the queue, results, speech files and drawn images past their availability are
+deleted, uploads and build photos nobody will read are removed, and idempotency keys are
+forgotten after their day."""
 
 from __future__ import annotations
 
+from service.domain.avatar_builds import remove_abandoned_photos
 from service.domain.context import Context
 from service.domain.conversations import close_quiet
 from service.domain.files import UPLOADS
+from service.domain.image_tasks import remove_old_images
 from service.domain.speaking import remove_old_speech
 from service.domain.task_runs import TaskKind, recover_lapsed
 from service.domain.tasks import FINAL, IDEMPOTENCY_WINDOW_MS
@@ -25,6 +28,8 @@ async def tidy(ctx: Context, kinds: dict[str, TaskKind]) -> None:
         await delete_result(ctx, task)
     await remove_abandoned_uploads(ctx)
     await remove_old_speech(ctx)
+    await remove_old_images(ctx)
+    await remove_abandoned_photos(ctx)
     await ctx.store.forget_idempotency_keys(now - IDEMPOTENCY_WINDOW_MS)
 
 

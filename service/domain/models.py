@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks
+
 
 class Owner(msgspec.Struct, frozen=True):
     owner_id: str
@@ -33,6 +35,14 @@ class Avatar(msgspec.Struct, frozen=True):
     height: int
     source: str
     created_ms: int
+    # Where its face is (the largest face found), None when it has none.
+    face: FaceLandmarks | None = None
+    # Whether the face was looked for: avatars stored before faces were have it found on
+    # first use (service.domain.avatars.avatar_face).
+    face_checked: bool = False
+    # READY, or (an avatar built from a photo) PENDING until its build ends READY or ERROR.
+    status: str = "READY"
+    error: str | None = None  # why its build ended in ERROR
 
 
 class Agent(msgspec.Struct, frozen=True):
@@ -162,7 +172,16 @@ class Message(msgspec.Struct, frozen=True):
 
 
 # What usage is recorded for (UsageRecord.kind).
-USAGE_KINDS = ("route_conversation", "session", "upscale", "tts", "stt")
+USAGE_KINDS = (
+    "route_conversation",
+    "session",
+    "upscale",
+    "tts",
+    "stt",
+    "talking_video",
+    "motion_video",
+    "image",
+)
 
 
 class UsageRecord(msgspec.Struct, frozen=True):
@@ -193,6 +212,9 @@ class UsageTotals(msgspec.Struct, frozen=True):
     upscale_billable_seconds: float = 0.0
     tts_seconds: float = 0.0
     stt_seconds: float = 0.0
+    talking_video_seconds: float = 0.0
+    motion_video_seconds: float = 0.0
+    image_count: int = 0
 
 
 class TaskError(msgspec.Struct, frozen=True):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from service.domain.faces import FaceLandmarks
 from service.domain.models import (
     Admission,
     Agent,
@@ -58,6 +59,16 @@ class CatalogStore(Protocol):
 
     async def list_avatars(self, owner_id: str, page: PageRequest) -> list[Avatar]: ...
     async def delete_avatar(self, owner_id: str, avatar_id: str) -> Avatar | None: ...
+    async def set_avatar_face(self, avatar_id: str, face: FaceLandmarks | None) -> None:
+        """Keep the face found in the avatar's image (None: it has none)."""
+        ...
+
+    async def end_avatar_build(
+        self, avatar_id: str, status: str, error: str | None, face: FaceLandmarks | None
+    ) -> bool:
+        """End a PENDING avatar's build: `status` READY (with the face found) or ERROR (with
+        `error`). False when the avatar is gone or its build had already ended."""
+        ...
 
     async def add_agent(self, agent: Agent) -> None: ...
     async def get_agent(self, agent_id: str) -> Agent | None: ...

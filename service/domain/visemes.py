@@ -106,7 +106,7 @@ def viseme_at(cues: Sequence[tuple[int, str]], at_ms: float) -> str:
 
 
 # The mouth model: how open (jaw drop) and how wide (lip spread) each viseme is, from 0 to 1.
-# The pages draw the mouth from it, and so will the talking-video task.
+# The pages' canvas and the talking-video renderer both draw the mouth from it.
 MOUTH: dict[str, tuple[float, float]] = {
     "sil": (0.0, 0.5),
     "PP": (0.0, 0.45),
@@ -124,3 +124,16 @@ MOUTH: dict[str, tuple[float, float]] = {
     "oh": (0.7, 0.3),
     "ou": (0.45, 0.2),
 }
+
+
+# How big the drawn opening is, in widths of the face's closed mouth (corner to corner): its
+# width at `wide` 0 and 1, its height when fully open, and the lips' thickness around it. The
+# pages receive these with MOUTH, so the canvas and the videos open a mouth alike.
+OPENING = {"narrow": 0.5, "broad": 1.0, "tall": 0.46, "lip": 0.065}
+
+
+def opening_size(open_: float, wide: float, mouth_width: float) -> tuple[float, float, float]:
+    """(width, height, lip thickness) in pixels of the opening drawn for a mouth shape on a
+    face whose closed mouth is `mouth_width` pixels wide."""
+    width = mouth_width * (OPENING["narrow"] + (OPENING["broad"] - OPENING["narrow"]) * wide)
+    return width, mouth_width * OPENING["tall"] * open_, mouth_width * OPENING["lip"]

@@ -28,6 +28,7 @@ from service.domain.speech import (
     Voice,
 )
 from service.generators import espeak
+from service.generators.backend_http import bearer, post_for_bytes
 
 TIMEOUT = httpx.Timeout(connect=5.0, read=60.0, write=60.0, pool=60.0)
 # The longest answer read from a backend (ten minutes of 48 kHz stereo WAV is 110 MB).
@@ -35,27 +36,8 @@ MAX_ANSWER_BYTES = 128 * 1024 * 1024
 MAX_AUDIO_S = 600.0
 
 
-def _headers(api_key: str | None) -> dict[str, str]:
-    return {"authorization": f"Bearer {api_key}"} if api_key else {}
-
-
 async def _post(client: httpx.AsyncClient, url: str, what: str, **kwargs) -> bytes:
-    """The body of a 2xx answer to a POST, at most MAX_ANSWER_BYTES; SpeechFailed otherwise."""
-    try:
-        async with client.stream("POST", url, **kwargs) as response:
-            if not response.is_success:
-                raise SpeechFailed(f"The {what} backend answered HTTP {response.status_code}.")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_ANSWER_BYTES:
-                    raise SpeechFailed(f"The {what} backend's answer is too large.")
-            return bytes(body)
-    except httpx.TimeoutException:
-        raise SpeechFailed(f"The {what} backend did not answer in time.") from None
-    except httpx.HTTPError as exc:
-        reason = type(exc).__name__
-        raise SpeechFailed(f"The {what} backend cannot be reached ({reason}).") from None
+    return await post_for_bytes(client, url, what, SpeechFailed, MAX_ANSWER_BYTES, **kwargs)
 
 
 class BackendSpeech:
@@ -70,7 +52,7 @@ class BackendSpeech:
         voices: tuple[str, ...],
     ) -> None:
         self._client, self._url = client, base_url.rstrip("/") + "/audio/speech"
-        self._headers, self._model, self._voices = _headers(api_key), model, voices
+        self._headers, self._model, self._voices = bearer(api_key), model, voices
 
     def premade(self) -> tuple[PremadeVoice, ...]:
         described = ((name, f"The speech backend's voice {name!r}.") for name in self._voices)
@@ -104,7 +86,7 @@ class BackendListener:
         self, client: httpx.AsyncClient, base_url: str, api_key: str | None, model: str
     ) -> None:
         self._client, self._url = client, base_url.rstrip("/") + "/audio/transcriptions"
-        self._headers, self._model = _headers(api_key), model
+        self._headers, self._model = bearer(api_key), model
 
     async def transcribe(self, pcm: bytes) -> Transcript:
         wav = engine.wav_bytes(pcm, STT_SAMPLE_RATE)

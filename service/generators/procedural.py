@@ -12,7 +12,9 @@ import io
 import numpy as np
 from PIL import Image
 
+from service.domain.faces import FaceLandmarks
 from service.generators.head import Head, hair_shapes, head_of
+from service.generators.portrait_face import portrait_face
 from service.generators.sdf import (
     F32,
     Canvas,
@@ -48,6 +50,9 @@ class ProceduralPortraits:
         out = io.BytesIO()
         Image.fromarray(pixels, "RGB").save(out, format="PNG", **PNG_SETTINGS)
         return out.getvalue()
+
+    def face(self, prompt: str, width: int, height: int, seed: int) -> FaceLandmarks:
+        return portrait_face(traits_of(prompt, seed), width, height)
 
 
 def portrait(traits: Traits, width: int, height: int) -> np.ndarray:

@@ -173,6 +173,13 @@ def above(y0: float, slope: float = 0.0) -> Shape:
     return Shape(lambda x, y: -line.sdf(x, y))
 
 
+def to_pixels(x: float, y: float, width: int, height: int) -> tuple[float, float]:
+    """A point in figure units as pixel coordinates of a `Canvas(width, height)` (origin at the
+    image's top left corner, so pixel i's centre is at i + 0.5)."""
+    scale = min(width, height)
+    return x * scale + width / 2, y * scale + (height - scale)
+
+
 class Canvas:
     """An RGB float32 image in figure units: x across with 0 at the centre, y down with 0 at
     the top of the bottom square of side min(width, height), where the figure stands (a taller

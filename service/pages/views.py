@@ -9,13 +9,17 @@ import json
 from html import escape
 from pathlib import Path
 from string import Template
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from service.domain.avatars import find_avatar, has_image
+import msgspec
+
+from service.domain.avatars import avatar_face, find_avatar, has_image
 from service.domain.context import Context
 from service.domain.links import route_link, session_link
+from service.domain.models import Avatar
 from service.domain.turns import MAX_MESSAGE_CHARS
-from service.domain.visemes import MOUTH
+from service.domain.visemes import MOUTH, OPENING
 from service.pages.assets import ASSETS
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -25,6 +29,7 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _SCRIPTS = ("speech.js", "face.js", "live.js", "pages.js")
 # The mouth model the face is drawn from (one table, shared with the talking-video task).
 _MOUTH = escape(json.dumps({name: list(shape) for name, shape in MOUTH.items()}))
+_OPENING = escape(json.dumps(OPENING))
 
 _PLACEHOLDER = (
     '<svg class="placeholder" viewBox="0 0 100 100" role="img" aria-label="{label}">'
@@ -70,11 +75,20 @@ def _document(base_url: str, title: str, page_class: str, content: str, head: st
     )
 
 
-async def _portrait(ctx: Context, base_url: str, avatar_id: str | None, label: str) -> str:
-    if avatar_id is not None and await has_image(ctx, avatar_id):
-        src = f"{_prefix(base_url)}/avatars/{escape(avatar_id)}.png"
-        return f'<img src="{src}" alt="{escape(label)}">'
-    return _PLACEHOLDER.format(label=escape(label))
+class Portrait(NamedTuple):
+    html: str
+    face: str  # the face's landmarks as JSON (escaped for an attribute), "" without a face
+
+
+async def _portrait(ctx: Context, base_url: str, avatar: Avatar | None, label: str) -> Portrait:
+    """The avatar's image, and where its face is for the canvas that animates it (face.js);
+    the placeholder when there is no avatar or its image is gone."""
+    if avatar is None or not await has_image(ctx, avatar.avatar_id):
+        return Portrait(_PLACEHOLDER.format(label=escape(label)), "")
+    src = f"{_prefix(base_url)}/avatars/{escape(avatar.avatar_id)}.png"
+    face = await avatar_face(ctx, avatar)
+    landmarks = "" if face is None else escape(msgspec.json.encode(face).decode())
+    return Portrait(f'<img src="{src}" alt="{escape(label)}">', landmarks)
 
 
 def error_page(kind: str, base_url: str) -> tuple[int, str]:
@@ -83,16 +97,18 @@ def error_page(kind: str, base_url: str) -> tuple[int, str]:
     return status, _document(base_url, heading, "error", content)
 
 
-def _conversation_page(base_url: str, title: str, path: str, portrait: str) -> str:
+def _conversation_page(base_url: str, title: str, path: str, portrait: Portrait) -> str:
     """The conversation UI of a route's or a session's page at `path` (`/r/<id>` or
     `/i/<id>`): the script talks over the socket at `path/ws` (asking for speech), and asks
     `path` itself whether the link still admits anyone when a socket drops."""
     prefix = _prefix(base_url)
     content = _CONVERSATION.substitute(
-        portrait=portrait,
+        portrait=portrait.html,
+        face=portrait.face,
         name=escape(title),
         socket_path=f"{prefix}{path}/ws?speech=1",
         mouth=_MOUTH,
+        opening=_OPENING,
         link_path=f"{prefix}{path}",
         max_chars=MAX_MESSAGE_CHARS,
         max_label=f"{MAX_MESSAGE_CHARS:,}",
@@ -111,7 +127,8 @@ async def route_page(ctx: Context, route_id: str, base_url: str) -> tuple[int, s
     if link.state != "active":
         return error_page(f"{link.state}_route", base_url)
     agent = link.agent
-    portrait = await _portrait(ctx, base_url, agent.avatar_id, agent.name)
+    avatar = None if agent.avatar_id is None else await find_avatar(ctx, agent.avatar_id)
+    portrait = await _portrait(ctx, base_url, avatar, agent.name)
     return 200, _conversation_page(base_url, agent.name, f"/r/{escape(route_id)}", portrait)
 
 
@@ -124,5 +141,5 @@ async def session_page(ctx: Context, session_id: str, base_url: str) -> tuple[in
     session = link.session
     avatar = await find_avatar(ctx, session.avatar_id)
     title = (avatar.name if avatar else None) or "Avatar session"
-    portrait = await _portrait(ctx, base_url, session.avatar_id, title)
+    portrait = await _portrait(ctx, base_url, avatar, title)
     return 200, _conversation_page(base_url, title, f"/i/{escape(session_id)}", portrait)

@@ -8,14 +8,14 @@ clients"). Our own views inherit the `Hosted...Names` structs, so both names tra
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from service.clock import format_ts
 from service.domain import models, session_reads
 from service.domain.sessions import one_of
-from service.schemas.avatars import image_url
+from service.schemas.avatars import AvatarStatus, image_url
 from service.schemas.common import Timestamp
 
 # The hosted types require a string name; ours is optional, and a deleted avatar has none.
@@ -97,17 +97,19 @@ class AvatarTheme(msgspec.Struct):
     key_image: str
 
 
-class HostedAvatar(msgspec.Struct):
-    """An avatar in the hosted API's shape: always READY (ours are ready once they exist), with
-    one theme whose key image is its PNG."""
+class HostedAvatar(msgspec.Struct, kw_only=True):
+    """An avatar in the hosted API's shape: its status (READY, or PENDING / BUILDING / ERROR
+    while one built from a photo is not), and once READY one theme whose key image is its
+    PNG (no theme before: there is no image yet)."""
 
     id: str
     user_id: str
     name: str
     created_at: Timestamp
-    status: Literal["READY"]
+    status: AvatarStatus
     supported_interactive_models: list[str]
     themes: list[AvatarTheme]
+    error: str | msgspec.UnsetType = msgspec.UNSET  # why its build ended in ERROR
 
     @classmethod
     def of(
@@ -118,9 +120,12 @@ class HostedAvatar(msgspec.Struct):
             user_id=avatar.owner_id,
             name=avatar.name or _NO_NAME,
             created_at=format_ts(avatar.created_ms),
-            status="READY",
+            status=avatar.status,  # type: ignore[arg-type]
             supported_interactive_models=list(known_models),
-            themes=[AvatarTheme("Default", image_url(avatar.avatar_id, base_url))],
+            themes=[AvatarTheme("Default", image_url(avatar.avatar_id, base_url))]
+            if avatar.status == "READY"
+            else [],
+            error=msgspec.UNSET if avatar.error is None else avatar.error,
         )
 
 

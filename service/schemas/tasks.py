@@ -20,6 +20,9 @@ _STATUS_PATHS = {
     "upscale": "/v1/video/upscale/{task_id}",
     "avatar_generation": "/v1/avatar/async_generate/{task_id}/status",
     "voice_clone": "/v1/voice/clone/{task_id}/status",
+    "talking_video": "/v1/video/async_generate_talking_avatar/{task_id}/status",
+    "motion_video": "/v1/video/async_generate_avatar_motion/{task_id}/status",
+    "image_generation": "/v1/image/async_generate/{task_id}/status",
 }
 
 

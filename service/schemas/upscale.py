@@ -72,7 +72,7 @@ class UpscaleTask(TaskView, kw_only=True):
             resolution=task.params["resolution"],
             filter=task.params.get("filter", _UNSET),
             input=_input(task.input or {}),
-            result=_UNSET if link is None else _result(task, _absolute(base_url, link)),
+            result=_UNSET if link is None else _result(task, absolute_link(base_url, link)),
             billing=_billing(task) if completed else _UNSET,
             error=error_view(task),
         )
@@ -97,7 +97,7 @@ def _result(task: models.Task, file_url: str) -> UpscaleResult:
     )
 
 
-def _absolute(base_url: str, link: str) -> str:
+def absolute_link(base_url: str, link: str) -> str:
     """A signed path goes under `base_url`; a file store's own link (S3) is absolute."""
     return link if "://" in link else base_url + link
 

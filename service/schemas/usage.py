@@ -12,7 +12,16 @@ from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal["route_conversation", "session", "upscale", "tts", "stt"]
+    kind: Literal[
+        "route_conversation",
+        "session",
+        "upscale",
+        "tts",
+        "stt",
+        "talking_video",
+        "motion_video",
+        "image",
+    ]
     ref_id: str
     started_at: Timestamp
     ended_at: Timestamp
@@ -39,6 +48,9 @@ class UsageTotals(msgspec.Struct):
     upscale_billable_seconds: float
     tts_seconds: float
     stt_seconds: float
+    talking_video_seconds: float
+    motion_video_seconds: float
+    image_count: int
 
 
 class UsagePage(msgspec.Struct):

@@ -26,7 +26,7 @@ TABLES = (
     "conversation_messages", "voice_profiles",
 )  # fmt: skip
 # The folders of the data dir that hold blobs (not its lock, database, key or spool).
-FILE_FOLDERS = ("uploads", "results", "avatars", "speech")
+FILE_FOLDERS = ("uploads", "results", "avatars", "speech", "images", "builds")
 
 
 class TargetNotEmpty(Exception):

@@ -8,8 +8,10 @@ from typing import Any
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks
 from service.domain.models import (
     Agent,
+    Avatar,
     Conversation,
     Delivery,
     Session,
@@ -30,7 +32,7 @@ def load_json(text: str | None) -> Any:
     return None if text is None else msgspec.json.decode(text)
 
 
-AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms"
+AVATAR_COLUMNS = "avatar_id, owner_id, name, width, height, source, created_ms, face, status, error"
 ROUTE_COLUMNS = (
     "route_id, owner_id, agent_id, label, created_ms, expires_ms, revoked_ms, changed_ms, version"
 )
@@ -39,6 +41,21 @@ USAGE_COLUMNS = (
 )
 MESSAGE_COLUMNS = "conversation_id, seq, role, text, at_ms"
 DELIVERY_COLUMNS = "task_id, owner_id, target, created_ms, attempts"
+
+
+def avatar_of(row: tuple) -> Avatar:
+    """The face column is NULL until the face was looked for, then the landmarks as JSON, or
+    JSON null when the image has no face."""
+    *fields, face, status, error = row
+    if face is None:
+        return Avatar(*fields, status=status, error=error)
+    found = msgspec.json.decode(face, type=FaceLandmarks | None)
+    return Avatar(*fields, found, True, status=status, error=error)
+
+
+def avatar_face_value(face: FaceLandmarks | None, checked: bool = True) -> str | None:
+    return msgspec.json.encode(face).decode() if checked else None
+
 
 AGENT_FIELDS = (
     "agent_id", "owner_id", "name", "created_ms", "updated_ms", "avatar_id", "voice_id",
@@ -126,8 +143,10 @@ def delivery_of(row: tuple) -> Delivery:
 
 
 def usage_totals_of(rows: list[tuple]) -> UsageTotals:
-    """The totals of (kind, sum of seconds, sum of billable seconds) rows, one per kind."""
-    by_kind = {kind: (seconds, billable) for kind, seconds, billable in rows}
+    """The totals of (kind, sum of seconds, sum of billable seconds, count) rows, one per
+    kind."""
+    by_kind = {kind: (seconds, billable) for kind, seconds, billable, _ in rows}
+    counts = {kind: count for kind, _, _, count in rows}
 
     def total(kind: str, billable: bool = False) -> float:
         return round(by_kind.get(kind, (0.0, 0.0))[1 if billable else 0], 3)
@@ -138,6 +157,9 @@ def usage_totals_of(rows: list[tuple]) -> UsageTotals:
         upscale_billable_seconds=total("upscale", billable=True),
         tts_seconds=total("tts"),
         stt_seconds=total("stt"),
+        talking_video_seconds=total("talking_video"),
+        motion_video_seconds=total("motion_video"),
+        image_count=counts.get("image", 0),
     )
 
 

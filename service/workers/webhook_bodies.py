@@ -11,14 +11,18 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
-from service.domain import cloning, generation, upscale
+from service.domain import cloning, generation, image_tasks, talking, upscale
 from service.domain.context import Context
 from service.domain.generation_status import generation_state
+from service.domain.image_reads import image_state
 from service.domain.models import Task
+from service.domain.talking.status import video_state
 from service.domain.upscale.status import upscale_state
 from service.domain.voice_reads import clone_state
 from service.links import authority
 from service.schemas.generation import GenerationStatus, GenerationStatusEnvelope
+from service.schemas.images import ImageStatus, ImageStatusEnvelope
+from service.schemas.talking import VideoStatus, VideoStatusEnvelope
 from service.schemas.upscale import UpscaleTask, UpscaleTaskEnvelope
 from service.schemas.voice import CloneStatus, CloneStatusEnvelope
 from service.settings import Settings
@@ -40,11 +44,22 @@ async def _clone(ctx: Context, task: Task, base_url: str) -> CloneStatusEnvelope
     return CloneStatusEnvelope(CloneStatus.of(await clone_state(ctx, task), base_url))
 
 
+async def _video(ctx: Context, task: Task, base_url: str) -> VideoStatusEnvelope:
+    return VideoStatusEnvelope(VideoStatus.of(await video_state(ctx, task), base_url))
+
+
+async def _image(ctx: Context, task: Task, base_url: str) -> ImageStatusEnvelope:
+    return ImageStatusEnvelope(ImageStatus.of(await image_state(ctx, task), base_url))
+
+
 # kind -> the kind's status view (an envelope {"data": ...}).
 BODIES: dict[str, WebhookBody] = {
     upscale.KIND: _upscale,
     generation.KIND: _generation,
     cloning.KIND: _clone,
+    talking.TALKING: _video,
+    talking.MOTION: _video,
+    image_tasks.KIND: _image,
 }
 
 

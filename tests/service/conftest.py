@@ -32,6 +32,7 @@ from service.app import create_app
 from service.clock import ManualClock
 from service.domain.keys import create_key
 from service.settings import load_settings
+from tests.service.processes import listeners
 from tests.service.stack import PostgresCluster, S3Server, postgres_bin
 
 
@@ -403,6 +404,10 @@ def serve_starter(base: Path) -> Iterator[Callable[..., LiveServer]]:
         threading.Thread(target=_drain, args=(process.stdout, server.log), daemon=True).start()
         if "http" in env.get("AVATAR_ROLES", "http"):  # a node without it serves no HTTP
             poll_until(lambda: httpx.get(f"{server.base}/healthz", timeout=2).status_code == 200)
+            # One worker answers before the others listen: tests that spread connections over
+            # the workers need them all.
+            workers = int(env.get("AVATAR_HTTP_WORKERS", "1"))
+            poll_until(lambda: len(listeners(server)) == workers)
         return server
 
     try:

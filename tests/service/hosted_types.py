@@ -121,6 +121,14 @@ class AvatarResponse(Hosted):
     supported_interactive_models: list[str] | UnsetType | None = UNSET  # the CLI shows it
 
 
+class AsyncBuildOutput(Hosted):
+    avatar_id: str
+
+
+class AsyncBuildApiResponseBody(Hosted):
+    data: AsyncBuildOutput
+
+
 class GetUserAvatarListApiResponseBody(Hosted):
     data: list[AvatarResponse]
 
@@ -208,6 +216,24 @@ class GenerateAvatarTaskOutput(Hosted):
 
 class GenerateAvatarStatusApiResponseBody(Hosted):
     data: GenerateAvatarTaskOutput
+
+
+class GenerateOutput(Hosted):
+    image: str | UnsetType | None = UNSET  # base64 JPEG
+
+
+class GenerateImageApiResponseBody(Hosted):
+    data: GenerateOutput
+
+
+class GenerateTaskOutput(Hosted):
+    task_id: str
+    status: TaskStatus
+    image: str | UnsetType | None = UNSET
+
+
+class GenerateImageStatusApiResponseBody(Hosted):
+    data: GenerateTaskOutput
 
 
 class UpscaleOutput(Hosted):
@@ -304,6 +330,29 @@ class STTOutput(Hosted):
 
 class STTApiResponseBody(Hosted):
     data: STTOutput | UnsetType = UNSET
+
+
+# Generated videos (SPEC 14): both kinds answer the same shapes.
+
+
+class AsyncGenerateTalkingAvatarApiResponseBody(Hosted):
+    data: AsyncTaskStatus | UnsetType = UNSET
+
+
+class GenerateTalkingAvatarTaskOutput(Hosted):
+    task_id: str
+    status: TaskStatus
+    error: str | UnsetType | None = UNSET
+    file_url: str | UnsetType | None = UNSET
+    output_duration: float | UnsetType | None = UNSET
+
+
+class GenerateTalkingAvatarStatusApiResponseBody(Hosted):
+    data: GenerateTalkingAvatarTaskOutput | UnsetType = UNSET
+
+
+AsyncGenerateAvatarMotionApiResponseBody = AsyncGenerateTalkingAvatarApiResponseBody
+GenerateAvatarMotionStatusApiResponseBody = GenerateTalkingAvatarStatusApiResponseBody
 
 
 T = TypeVar("T")

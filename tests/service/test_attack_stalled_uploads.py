@@ -7,7 +7,6 @@ declared length. Nothing answers 5xx but the 507, and serve logs no traceback.""
 
 from __future__ import annotations
 
-import os
 import select
 import socket
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.service.abuse import assert_clean_log
+from tests.service.processes import holders, open_files, serve_processes
 
 UPSCALE = "/v1/video/upscale?resolution=2k"
 FILE_PART = b'--bnd\r\nContent-Disposition: form-data; name="file"; filename="a.mp4"\r\n\r\n'
@@ -72,51 +72,20 @@ def test_a_stalled_body_ends_with_408_and_leaves_nothing(start_serve, poll):
     assert_clean_log(server)
 
 
-def _serve_processes(server) -> list[Path]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and os.getpgid(int(proc.name)) == server.process.pid:
-                found.append(proc)
-        except OSError:  # gone meanwhile
-            continue
-    return found
-
-
-def _links(proc: Path) -> list[str]:
-    links = []
-    for fd in (proc / "fd").iterdir():
-        try:
-            links.append(os.readlink(fd))
-        except OSError:
-            continue
-    return links
-
-
 def _slots_by_worker(server) -> dict[int, int]:
     """How many upload slot files each of serve's processes holds open."""
     slots = str(Path(server.data_dir).resolve() / "upload-slots")
     counts = {}
-    for proc in _serve_processes(server):
-        if held := sum(link.startswith(slots) for link in _links(proc)):
+    for proc in serve_processes(server):
+        if held := sum(link.startswith(slots) for link in open_files(proc)):
             counts[int(proc.name)] = held
     return counts
 
 
 def _holder(server, sock: socket.socket) -> int | None:
-    """The pid of serve's process holding the server side of `sock` (from /proc)."""
-    client_port = sock.getsockname()[1]
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for row in Path(table).read_text().splitlines()[1:]:
-            local, remote, inode = (row.split()[n] for n in (1, 2, 9))
-            ports = (int(local.rsplit(":")[1], 16), int(remote.rsplit(":")[1], 16))
-            if ports == (server.port, client_port):
-                inodes.add(f"socket:[{inode}]")
-    for proc in _serve_processes(server):
-        if inodes & set(_links(proc)):
-            return int(proc.name)
-    return None
+    """The pid of serve's process holding the server side of `sock`."""
+    found = holders(server, {sock.getsockname()[1]})
+    return found.pop() if found else None
 
 
 def _on_a_worker_below_the_cap(server, poll, slots: dict[int, int]) -> socket.socket:

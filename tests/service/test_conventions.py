@@ -81,6 +81,15 @@ def test_unknown_path_and_method(api, alice):
     assert response.headers["allow"] == "GET, HEAD, POST, OPTIONS"
 
 
+@pytest.mark.parametrize("path", ["/r/rt_x/ws", "/i/ses_x/ws"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_plain_request_to_a_socket_path_is_told_to_upgrade(api, path, method):
+    response = api.call(method, path, None)
+    assert_error(response, 426, "UPGRADE_REQUIRED")
+    assert response.headers["upgrade"] == "websocket"
+    assert "allow" not in response.headers
+
+
 @pytest.mark.parametrize(
     ("path", "allow"),
     [

@@ -26,6 +26,7 @@ from service.app import create_app
 from service.domain.keys import create_key
 from service.settings import load_settings
 from tests.service.conftest import mp4_bytes
+from tests.service.fake_images import FakeImages
 from tests.service.test_upscale import run_next
 
 # (method, path template) of every endpoint the app serves; `test_every_endpoint_is_fuzzed`
@@ -87,13 +88,25 @@ ENDPOINTS = [
     ("POST", "/v1/speech/tts"),
     ("POST", "/v1/speech/stt"),
     ("GET", "/files/speech/{speech_id}/audio.wav"),
+    ("POST", "/v1/video/async_generate_talking_avatar"),
+    ("GET", "/v1/video/async_generate_talking_avatar/{task_id}/status"),
+    ("POST", "/v1/video/async_generate_talking_avatar/{task_id}/cancel"),
+    ("POST", "/v1/video/async_generate_avatar_motion"),
+    ("GET", "/v1/video/async_generate_avatar_motion/{task_id}/status"),
+    ("POST", "/v1/video/async_generate_avatar_motion/{task_id}/cancel"),
+    ("POST", "/v1/avatar/async_build"),
+    ("POST", "/v1/image/generate"),
+    ("POST", "/v1/image/async_generate"),
+    ("GET", "/v1/image/async_generate/{task_id}/status"),
+    ("POST", "/v1/image/async_generate/{task_id}/cancel"),
 ]
 HTML_PAGES = {"/r/{route_id}", "/i/{session_id}"}
 FIELDS = [
     "name", "avatar_id", "voice_id", "voice_profile_id", "instruction", "instructions",
     "llm_model", "model", "greeting", "tools", "label", "validity_seconds", "session_ids",
     "prompt", "width", "height", "seed", "webhook", "idle_timeout", "use_beta",
-    "text", "return_type", "audio", "opts", "chinese_language",
+    "text", "return_type", "audio", "opts", "chinese_language", "aspect_ratio", "images", "image",
+    "positive_prompt", "negative_prompt",
 ]  # fmt: skip
 QUERY = ["limit", "cursor", "status", "agent_id", "since", "until", "v", "route_id", "session_id",
          "kind", "resolution", "expires", "signature"]  # fmt: skip
@@ -107,6 +120,7 @@ UPLOADS = {
 }
 # Templates whose {task_id} is an upscale task (elsewhere it is a generation task).
 UPSCALE_PATHS = ("/v1/video/upscale", "/files/")
+VIDEO_PATHS = ("/v1/video/async_generate_",)
 ERROR_CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 EXCEPTION_REPR = re.compile(r"\b[A-Z]\w*(Error|Exception)\(")
 # Messages repeat at most 100 characters of the input; the rest of one is the service's words.
@@ -156,6 +170,8 @@ class World:
         conversations = self.client.get("/v1/conversations", headers=self.auth).json()
         tts = {"text": "Hi.", "voice_profile_id": "espeak-en-us", "return_type": "file_url"}
         speech_url = self.post_ok("/v1/speech/tts", json=tts)["file_url"]
+        speaking = {"image": b64(png(16, 16)), "audio": b64(WAV)}
+        video_task = self.post_ok("/v1/video/async_generate_talking_avatar", json=speaking)
         return {
             "talk_route_id": talk,
             "conversation_id": conversations["data"]["items"][0]["conversation_id"],
@@ -166,6 +182,7 @@ class World:
             "session_id": session["session"]["session_id"],
             "task_id": task,
             "upscale_task_id": upscale,
+            "video_task_id": video_task["task_id"],
             "name": "pages.css",
             "profile_id": "espeak-en-us",
             "speech_id": speech_url.split("/files/speech/")[1].split("/")[0],
@@ -175,12 +192,18 @@ class World:
         """The ids to fill `template` with (its {task_id} is a task of its own kind)."""
         if template.startswith(UPSCALE_PATHS):
             return self.ids | {"task_id": self.ids["upscale_task_id"]}
+        if template.startswith(VIDEO_PATHS):
+            return self.ids | {"task_id": self.ids["video_task_id"]}
         return self.ids
 
     def post_ok(self, path: str, **kwargs: Any) -> Any:
         response = self.client.post(path, headers=self.auth, **kwargs)
         assert response.status_code in (200, 201), response.text
         return response.json()["data"]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def png(width: int, height: int, fmt: str = "PNG") -> bytes:
@@ -192,13 +215,16 @@ def png(width: int, height: int, fmt: str = "PNG") -> bytes:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Iterator[World]:
     data_dir = tmp_path_factory.mktemp("fuzz")
+    images = FakeImages().start()  # image generation draws through it (else: 503)
     # No worker runs here, so tasks pile up: the queue must not fill (503).
     settings = load_settings(
-        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast"
-    )
+        {}, data_dir=data_dir, rate_limit=1e9, queue_limit=100_000, x264_preset="ultrafast",
+        image_base_url=images.url(),
+    )  # fmt: skip
     app = create_app(settings)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield World(client)
+    images.stop()
 
 
 # Strategies

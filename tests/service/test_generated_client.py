@@ -27,8 +27,12 @@ import httpx
 import pytest
 import websockets.sync.client
 from openapi_spec_validator import validate
+from PIL import Image
+from skimage import data as skimage_data
 
+import engine
 from tests.service.conftest import mp4_bytes, png_bytes
+from tests.service.fake_images import FakeImages
 
 PACKAGE = "avatar_client"
 # The generator reads only JSON and application/octet-stream answers as they are: the two file
@@ -47,7 +51,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "head")
 
 @pytest.fixture(scope="module")
 def server(start_serve_module):
-    return start_serve_module(AVATAR_X264_PRESET="ultrafast")
+    images = FakeImages().start()  # the images backend image generation draws through
+    yield start_serve_module(AVATAR_X264_PRESET="ultrafast", AVATAR_IMAGE_BASE_URL=images.url())
+    images.stop()
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +129,9 @@ NOT_DRIVEN = {
     "cancel_upscale": "a race with serve's task workers; test_upscale cancels through the API",
     "cancel_generation": "a race with serve's task workers; test_generation cancels",
     "cancel_clone": "a race with serve's task workers; test_voice cancels",
+    "cancel_talking_avatar": "a race with serve's task workers; test_talking_video_tasks cancels",
+    "cancel_avatar_motion": "a race with serve's task workers; test_talking_video_tasks cancels",
+    "cancel_image_generation": "a race with serve's task workers; test_image_generation cancels",
 }
 HEAD_PREFIX = "head_"
 
@@ -256,6 +265,41 @@ def generation(flow: Flow) -> None:
     flow.call("delete_avatar_hosted", None, generated.avatar_id)
 
 
+def builds(flow: Flow) -> None:
+    """An avatar built from scikit-image's astronaut, read until READY, then deleted."""
+    m = flow.models
+    out = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).save(out, format="PNG")
+    body = m.BuildAvatarAvatarBuildCreate(base64.b64encode(out.getvalue()).decode(), "Astro")
+    avatar_id = flow.call("build_avatar", m.AvatarBuildEnvelope, body=body).data.avatar_id
+
+    def ready() -> Any:
+        avatar = flow.call("get_avatar_hosted", m.HostedAvatarEnvelope, avatar_id).data
+        assert avatar.status.value in ("PENDING", "BUILDING", "READY"), avatar
+        return avatar.status.value == "READY" and avatar
+
+    assert flow.poll(ready, timeout=60).themes
+    flow.call("delete_avatar_hosted", None, avatar_id)
+
+
+def images(flow: Flow) -> None:
+    """A picture drawn at once, and one drawn by a task (through the fake images backend)."""
+    m = flow.models
+    ratio = m.GenerateImageImageCreateAspectRatio("1:1")
+    body = m.GenerateImageImageCreate(prompt="a kite", aspect_ratio=ratio)
+    drawn = flow.call("generate_image", m.GenerateOutputEnvelope, body=body).data
+    assert base64.b64decode(drawn.image)[:3] == b"\xff\xd8\xff"  # a JPEG
+    ratio = m.GenerateImageAsyncImageTaskCreateAspectRatio("16:9")
+    body = m.GenerateImageAsyncImageTaskCreate(prompt="a kite", aspect_ratio=ratio, seed=3)
+    task = flow.call("generate_image_async", m.TaskSubmittedEnvelope, body=body).data
+
+    def completed() -> Any:
+        view = flow.call("get_image_generation_status", m.ImageStatusEnvelope, task.task_id).data
+        return view.status == m.ImageStatusStatus("COMPLETED") and view
+
+    assert base64.b64decode(flow.poll(completed, timeout=60).image)[:3] == b"\xff\xd8\xff"
+
+
 def upscale(flow: Flow) -> None:
     m = flow.models
     video = flow.upload(mp4_bytes(), "clip.mp4", "video/mp4")
@@ -327,6 +371,7 @@ def usage(flow: Flow) -> None:
     m = flow.models
     page = flow.call("get_usage", m.UsagePageEnvelope).data
     assert page.totals.upscale_billable_seconds > 0
+    assert page.totals.talking_video_seconds > 0 and page.totals.motion_video_seconds > 0
     upscales = flow.call("get_usage", m.UsagePageEnvelope, kind=m.GetUsageKind("upscale")).data
     assert [item.kind for item in upscales.items] == [m.UsageItemKind("upscale")]
     assert upscales.totals.session_seconds == 0
@@ -336,6 +381,40 @@ def webhooks(flow: Flow) -> None:
     m = flow.models
     secret = flow.call("get_webhook_secret", m.WebhookSecretEnvelope).data.secret
     assert flow.call("rotate_webhook_secret", m.WebhookSecretEnvelope).data.secret != secret
+
+
+def videos(flow: Flow) -> None:
+    """A photo speaking a text with a premade voice, then a recording with prompted motions,
+    each found by serve's own face finder and rendered by its task workers."""
+    m = flow.models
+    photo = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).resize((320, 320)).save(photo, format="JPEG")
+    image = base64.b64encode(photo.getvalue()).decode()
+    talk = m.GenerateTalkingAvatarTalkingVideoCreate(
+        image=image, text="Hello.", voice_profile_id="espeak-en-us"
+    )
+    submitted = flow.call("generate_talking_avatar", m.TaskSubmittedEnvelope, body=talk)
+
+    def completed(operation: str, task_id: str) -> Callable[[], Any]:
+        def check() -> Any:
+            view = flow.call(operation, m.VideoStatusEnvelope, task_id).data
+            assert view.status != m.VideoStatusStatus("FAILED"), view.error
+            return view.status == m.VideoStatusStatus("COMPLETED") and view
+
+        return check
+
+    view = flow.poll(completed("get_talking_avatar_status", submitted.data.task_id), timeout=60)
+    link = urlsplit(view.file_url)
+    query = {name: values[0] for name, values in parse_qs(link.query).items()}
+    payload = flow.call("result_file", flow.generated.types.File, view.task_id, **query)
+    with av.open(io.BytesIO(payload.payload.read())) as container:
+        assert abs(float(container.duration) / 1e6 - view.output_duration) < 0.1
+    audio = base64.b64encode(engine.wav_bytes(bytes(16000), 8000)).decode()
+    move = m.GenerateAvatarMotionMotionVideoCreate(
+        image=image, audio=audio, positive_prompt="nodding", negative_prompt=""
+    )
+    submitted = flow.call("generate_avatar_motion", m.TaskSubmittedEnvelope, body=move)
+    flow.poll(completed("get_avatar_motion_status", submitted.data.task_id), timeout=60)
 
 
 def cleanup(flow: Flow) -> None:
@@ -348,7 +427,7 @@ def cleanup(flow: Flow) -> None:
 
 FLOW = [
     health, agents, routes, conversations, avatars, sessions, generation, upscale, speech,
-    usage, webhooks, cleanup,
+    videos, images, builds, usage, webhooks, cleanup,
 ]  # fmt: skip
 
 

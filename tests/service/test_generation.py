@@ -180,9 +180,9 @@ def test_a_rerun_finds_the_avatar_its_first_run_registered(api, alice):
     ctx, kind = api.ctx, Generation(ProceduralPortraits())
     with api.client.portal() as portal:
         claimed = portal.call(runs.claim, ctx, "wrk_test")
-        png = kind.run(Job(claimed, ctx.settings, ctx.files))
-        portal.call(kind.complete, ctx, claimed, png)  # the worker died before recording it
-        assert portal.call(runs.complete, ctx, claimed, kind, png)
+        output = kind.run(Job(claimed, ctx.settings, ctx.files))
+        portal.call(kind.complete, ctx, claimed, output)  # the worker died before recording it
+        assert portal.call(runs.complete, ctx, claimed, kind, output)
     items = api.get("/v1/avatars", alice).json()["data"]["items"]
     assert [a["avatar_id"] for a in items] == [
         api.get(status_path(task["task_id"]), alice).json()["data"]["avatar_id"]

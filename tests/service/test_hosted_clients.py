@@ -11,19 +11,24 @@ import json
 import httpx
 import pytest
 from PIL import Image
+from skimage import data as skimage_data
 
 import engine
 from service.domain.speech import BUILT_IN, Voice
 from service.generators import espeak
+from tests.service.fake_images import FakeImages
 from tests.service.hosted_types import (
     AgentApiResponseBody,
     AgentRouteApiResponseBody,
+    AsyncBuildApiResponseBody,
     AsyncFinetuningApiResponseBody,
     AsyncTaskApiResponseBody,
     DataStruct,
     DeleteVoiceProfileApiResponseBody,
     FinetuningStatusApiResponseBody,
     GenerateAvatarStatusApiResponseBody,
+    GenerateImageApiResponseBody,
+    GenerateImageStatusApiResponseBody,
     GetAvatarApiResponseBody,
     GetPremadeProfilesApiResponseBody,
     GetSessionProfileApiResponseBody,
@@ -48,9 +53,11 @@ FINAL = {"COMPLETED", "FAILED", "CANCELED", "TIMED_OUT"}
 
 @pytest.fixture
 def client(start_serve):
-    server = start_serve(AVATAR_X264_PRESET="ultrafast")
+    images = FakeImages().start()  # the images backend image generation draws through
+    server = start_serve(AVATAR_X264_PRESET="ultrafast", AVATAR_IMAGE_BASE_URL=images.url())
     with httpx.Client(base_url=server.base, headers=server.auth, timeout=30) as client:
         yield client
+    images.stop()
 
 
 def _png_served(client: httpx.Client, url: str) -> Image.Image:
@@ -232,6 +239,32 @@ def check_voice_and_speech(client: httpx.Client, poll) -> None:
     assert read(deleted, DeleteVoiceProfileApiResponseBody).data == DataStruct()
 
 
+def check_build(client: httpx.Client, poll) -> None:
+    """An avatar built from a photo, read (as the CLI reads avatars) until READY."""
+    out = io.BytesIO()
+    Image.fromarray(skimage_data.astronaut()).save(out, format="JPEG")
+    body = {"image": base64.b64encode(out.getvalue()).decode(), "name": "Astro"}
+    built = read(client.post("/v1/avatar/async_build", json=body), AsyncBuildApiResponseBody)
+    path = f"/v1/avatar/{built.data.avatar_id}"
+    poll(lambda: client.get(path).json()["data"]["status"] in ("READY", "ERROR"), timeout=60)
+    avatar = read(client.get(path), GetAvatarApiResponseBody).data
+    assert avatar.status == "READY" and avatar.themes and avatar.name == "Astro"
+    assert client.delete(path).status_code == 204
+
+
+def check_images(client: httpx.Client, poll) -> None:
+    """A picture drawn at once and one drawn by a task, each a base64 JPEG."""
+    body = {"prompt": "a lantern", "aspect_ratio": "3:4"}
+    drawn = read(client.post("/v1/image/generate", json=body), GenerateImageApiResponseBody)
+    assert base64.b64decode(drawn.data.image)[:3] == b"\xff\xd8\xff"
+    submitted = client.post("/v1/image/async_generate", json=body)
+    task = read(submitted, AsyncTaskApiResponseBody).data
+    path = f"/v1/image/async_generate/{task.task_id}/status"
+    poll(lambda: client.get(path).json()["data"]["status"] in FINAL)
+    status = read(client.get(path), GenerateImageStatusApiResponseBody).data
+    assert status.status == "COMPLETED" and base64.b64decode(status.image)[:3] == b"\xff\xd8\xff"
+
+
 def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes):
     files = {"image": ("face.png", png_bytes(64, 64), "image/png")}
     uploaded = client.post("/v1/avatars", files=files, data={"name": "Ada"})
@@ -243,3 +276,5 @@ def test_the_hosted_clients_read_every_answer(client, poll, png_bytes, mp4_bytes
     check_avatars(client, [generated_id, uploaded_id])
     upscale_clip(client, poll, mp4_bytes(160, 90, frames=6))
     check_voice_and_speech(client, poll)
+    check_images(client, poll)
+    check_build(client, poll)

@@ -5,16 +5,16 @@ conversation open (or unbilled) after its restart."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 import websockets
+
+from tests.service.processes import holders
 
 pytestmark = pytest.mark.slow
 
@@ -65,24 +65,8 @@ async def _open_on_every_worker(server, url: str, count: int, workers: int = 2) 
 
 
 def _holders(server, sockets: list) -> set[int]:
-    """The pids of serve's processes that hold the server side of `sockets` (from /proc: the
-    connections from their client ports to the server's port, and whose descriptors they
-    are)."""
-    client_ports = {ws.transport.get_extra_info("sockname")[1] for ws in sockets}
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for row in Path(table).read_text().splitlines()[1:]:
-            local, remote, inode = (row.split()[n] for n in (1, 2, 9))
-            ports = (int(local.rsplit(":")[1], 16), int(remote.rsplit(":")[1], 16))
-            if ports[0] == server.port and ports[1] in client_ports:
-                inodes.add(f"socket:[{inode}]")
-    holders = set()
-    for proc in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, ValueError):  # not a process, or gone meanwhile
-            ours = os.getpgid(int(proc.name)) == server.process.pid
-            if ours and inodes & {os.readlink(fd) for fd in (proc / "fd").iterdir()}:
-                holders.add(int(proc.name))
-    return holders
+    """The pids of serve's processes that hold the server side of `sockets`."""
+    return holders(server, {ws.transport.get_extra_info("sockname")[1] for ws in sockets})
 
 
 @pytest.fixture

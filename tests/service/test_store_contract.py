@@ -1,8 +1,8 @@
 """What the store interface promises where processes (and nodes) race, on SQLite and on
 PostgreSQL alike: each claim hands a task to one claimer, a compare-and-set has one winner,
 admissions respect the queue limit and the Idempotency-Key, deliveries are claimed once, a
-session or conversation is closed (and billed) once, and changes wake the waiters of another
-store."""
+session or conversation is closed (and billed) once, changes wake the waiters of another
+store, and avatars keep the face found in them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import time
 
 import msgspec
 
+from service.domain.faces import FaceLandmarks, Point
 from service.domain.models import (
     Admission,
+    Avatar,
     Conversation,
     Delivery,
     IdempotencyKey,
@@ -253,6 +255,8 @@ def test_usage_is_read_by_window_kind_and_route(open_store):
         UsageRecord("u3", "own_1", "session", "ses_1", 0, 3000, 4.0, 4.0),
         UsageRecord("u4", "own_1", "upscale", "tsk_1", 0, 4000, 8.0, 3.5),
         UsageRecord("u5", "own_1", "session", "ses_2", 0, 9000, 16.0, 16.0),  # outside
+        UsageRecord("u6", "own_1", "image", "img_1", 0, 4500, 2.5, 2.5),
+        UsageRecord("u7", "own_1", "image", "img_2", 0, 4600, 1.5, 1.5),
     ]
 
     async def scenario():
@@ -266,7 +270,8 @@ def test_usage_is_read_by_window_kind_and_route(open_store):
                 return [r.usage_id for r in found], await store.usage_totals("own_1", which)
 
             ids, totals = await read(UsageFilter(0, 5000))
-            assert ids == ["u4", "u3", "u2", "u1"]  # newest first
+            assert ids == ["u7", "u6", "u4", "u3", "u2", "u1"]  # newest first
+            assert totals.image_count == 2  # images are counted, not timed
             assert (totals.route_conversation_seconds, totals.session_seconds) == (3.0, 4.0)
             assert totals.upscale_billable_seconds == 3.5
             ids, totals = await read(UsageFilter(0, 5000, route_id="rt_2"))
@@ -370,6 +375,69 @@ def test_voice_profiles_are_kept_listed_and_deleted_with_their_users_moved(open_
             assert (await writer.get_session("ses_1")).voice_id == "premade"
             assert other.live_mark() != mark  # sessions' voices changed: live pages look again
             assert await writer.delete_voice_profile("own_1", "vp_1", "premade") is None
+        finally:
+            await close([writer, other])
+
+    run(scenario())
+
+
+def test_avatars_keep_their_face_and_one_looked_for_later(open_store):
+    face = FaceLandmarks(
+        10.5, 20, 100, 130, Point(40, 60.25), Point(80, 61), 20, Point(60, 110), 42, "box"
+    )
+
+    def avatar(n: int, **looked) -> Avatar:
+        return Avatar(f"av_{n}", "own_1", None, 320, 256, "upload", 1000 + n, **looked)
+
+    async def scenario():
+        writer, other = await stores(open_store, 2)
+        try:
+            found, faceless, older = (
+                avatar(1, face=face, face_checked=True),
+                avatar(2, face_checked=True),
+                avatar(3),  # stored before faces were looked for
+            )
+            for each in (found, faceless, older):
+                await writer.add_avatar(each)
+            assert await other.get_avatars(["av_1", "av_2", "av_3"]) in (
+                [found, faceless, older], [older, faceless, found],
+            )  # fmt: skip
+            await other.set_avatar_face("av_3", face)
+            assert await writer.get_avatar("av_3") == avatar(3, face=face, face_checked=True)
+            listed = await writer.list_avatars("own_1", PageRequest(10, None))
+            assert [a.face for a in listed] == [face, None, face]
+            assert await writer.delete_avatar("own_1", "av_1") == found
+        finally:
+            await close([writer, other])
+
+    run(scenario())
+
+
+def test_a_build_ends_once_and_keeps_its_status_and_error(open_store):
+    face = FaceLandmarks(
+        150, 90, 235, 306, Point(205, 215), Point(306, 215), 47, Point(256, 308), 99, "box"
+    )
+
+    def pending(n: int) -> Avatar:
+        return Avatar(f"av_{n}", "own_1", "Built", 512, 512, "upload", 1000 + n, status="PENDING")
+
+    async def scenario():
+        writer, other = await stores(open_store, 2)
+        try:
+            for n in (1, 2):
+                await writer.add_avatar(pending(n))
+            assert await other.get_avatar("av_1") == pending(1)
+            assert await other.end_avatar_build("av_1", "READY", None, face)
+            assert not await writer.end_avatar_build("av_1", "ERROR", "late", None)  # ended
+            assert await writer.end_avatar_build("av_2", "ERROR", "No face was found.", None)
+            assert not await writer.end_avatar_build("av_9", "READY", None, face)  # unknown
+            ready, failed = await other.get_avatar("av_1"), await other.get_avatar("av_2")
+            assert (ready.status, ready.error, ready.face, ready.face_checked) == (
+                "READY", None, face, True
+            )  # fmt: skip
+            assert (failed.status, failed.error, failed.face) == (
+                "ERROR", "No face was found.", None
+            )  # fmt: skip
         finally:
             await close([writer, other])
 

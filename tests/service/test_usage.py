@@ -44,6 +44,9 @@ def test_totals_cover_the_window(api, alice, seeded):
         "upscale_billable_seconds": 5.0,
         "tts_seconds": 0.0,
         "stt_seconds": 0.0,
+        "talking_video_seconds": 0.0,
+        "motion_video_seconds": 0.0,
+        "image_count": 0,
     }
     first = data["items"][-1]
     assert first == {
@@ -97,6 +100,9 @@ NO_USAGE = {
     "upscale_billable_seconds": 0.0,
     "tts_seconds": 0.0,
     "stt_seconds": 0.0,
+    "talking_video_seconds": 0.0,
+    "motion_video_seconds": 0.0,
+    "image_count": 0,
 }
 
 
@@ -132,7 +138,7 @@ def test_route_conversations_name_their_route(api, alice, seeded):
     assert all("route_id" not in item for item in others)
 
 
-@pytest.mark.parametrize("kind", ["image", "Session", "", "null"])
+@pytest.mark.parametrize("kind", ["images", "Session", "", "null"])
 def test_an_unknown_kind_is_422(api, alice, kind):
     response = api.get("/v1/usage", alice, params={"kind": kind})
     assert response.status_code == 422, response.text

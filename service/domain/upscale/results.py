@@ -1,4 +1,5 @@
-"""Who may read a completed upscale's result, through which link, and until when.
+"""Who may read a completed upscale's result (or a generated video's: the same rules), through
+which link, and until when.
 
 A result is readable while its task is COMPLETED, before `readable_until` and not deleted:
 `readable` is that rule, and every read goes through it (the status view's link and the status
@@ -12,11 +13,14 @@ from service.domain.errors import ResultExpired, UrlExpired
 from service.domain.files import result_key
 from service.domain.models import Task
 from service.domain.signing import signed_path, verified_expiry
+from service.domain.talking import KINDS as VIDEO_KINDS
 from service.domain.tasks import COMPLETED, not_found, update
 from service.domain.upscale import KIND
 
 # The path of a completed upscale's file link: what its signature covers (see `result_link`).
 RESULT_PATH = "/files/{task_id}/output.mp4"
+# The kinds whose result is such a file: upscales and the generated videos.
+RESULT_KINDS = frozenset({KIND, *VIDEO_KINDS})
 
 
 def result_path(task_id: str) -> str:
@@ -59,7 +63,7 @@ async def result_file(
     is deleted), the link's own expiry (UrlExpired)."""
     expires_s = verified_expiry(ctx.signing_key, result_path(task_id), expires, signature)
     task = await ctx.store.get_task(task_id)
-    if task is None or task.kind != KIND or task.status != COMPLETED:
+    if task is None or task.kind not in RESULT_KINDS or task.status != COMPLETED:
         raise not_found(task_id)  # a link is signed only for a completed task: unreachable
     if not readable(task, ctx.clock.now_ms()):
         await delete_result(ctx, task)

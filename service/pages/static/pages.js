@@ -179,7 +179,8 @@
   // the server, which answers with what it heard (shown as the visitor's message) and a reply.
 
   const voice = window.AvatarSpeech.voice(byId("sound"));
-  window.AvatarFace.attach(byId("face"), voice, JSON.parse(root.dataset.mouth));
+  const opening = JSON.parse(root.dataset.opening);
+  window.AvatarFace.attach(byId("face"), voice, JSON.parse(root.dataset.mouth), opening);
   const microphone = window.AvatarSpeech.microphone(byId("mic"), {
     start() {
       voice.stop(); // the avatar must not be heard as the visitor

@@ -6,6 +6,7 @@ revokes the new route too, or wins and the insert finds the agent gone."""
 
 from __future__ import annotations
 
+from service.domain.faces import FaceLandmarks
 from service.domain.models import Agent, Avatar, Route
 from service.domain.pagination import PageRequest
 from service.store.postgres.base import Conn, PostgresBase, after_clause, announce, fetch_one
@@ -15,6 +16,8 @@ from service.store.rows import (
     ROUTE_COLUMNS,
     agent_of,
     agent_values,
+    avatar_face_value,
+    avatar_of,
 )
 
 _AVATAR = f"{AVATAR_COLUMNS} FROM avatars"
@@ -34,19 +37,31 @@ _STATUS_SQL = {
 }
 
 
-def _avatar(row: tuple) -> Avatar:
-    return Avatar(*row)
-
-
 def _route(row: tuple) -> Route:
     return Route(*row)
 
 
 async def _insert_avatar(conn: Conn, a: Avatar) -> None:
     await conn.execute(
-        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms),
+        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms,
+         avatar_face_value(a.face, a.face_checked), a.status, a.error),
+    )  # fmt: skip
+
+
+async def _set_face(conn: Conn, avatar_id: str, face: str) -> None:
+    await conn.execute("UPDATE avatars SET face = %s WHERE avatar_id = %s", (face, avatar_id))
+
+
+async def _end_build(
+    conn: Conn, avatar_id: str, status: str, error: str | None, face: str | None
+) -> bool:
+    cursor = await conn.execute(
+        "UPDATE avatars SET status = %s, error = %s, face = coalesce(%s, face)"
+        " WHERE avatar_id = %s AND status = 'PENDING'",
+        (status, error, face, avatar_id),
     )
+    return cursor.rowcount == 1
 
 
 async def _delete_avatar(conn: Conn, owner_id: str, avatar_id: str) -> Avatar | None:
@@ -55,7 +70,7 @@ async def _delete_avatar(conn: Conn, owner_id: str, avatar_id: str) -> Avatar | 
         f"DELETE FROM avatars WHERE avatar_id = %s AND owner_id = %s RETURNING {AVATAR_COLUMNS}",
         (avatar_id, owner_id),
     )
-    return None if row is None else _avatar(row)
+    return None if row is None else avatar_of(row)
 
 
 async def _insert_agent(conn: Conn, agent: Agent) -> None:
@@ -138,19 +153,28 @@ class CatalogMixin(PostgresBase):
         await self._write(_insert_avatar, avatar)
 
     async def get_avatar(self, avatar_id: str) -> Avatar | None:
-        return await self._one(f"SELECT {_AVATAR} WHERE avatar_id = %s", (avatar_id,), _avatar)
+        return await self._one(f"SELECT {_AVATAR} WHERE avatar_id = %s", (avatar_id,), avatar_of)
 
     async def get_avatars(self, avatar_ids: list[str]) -> list[Avatar]:
         sql = f"SELECT {_AVATAR} WHERE avatar_id = ANY(%s)"
-        return await self._all(sql, (list(avatar_ids),), _avatar)
+        return await self._all(sql, (list(avatar_ids),), avatar_of)
 
     async def list_avatars(self, owner_id: str, page: PageRequest) -> list[Avatar]:
         cond, params = after_clause(page, "created_ms", "avatar_id")
         sql = f"SELECT {_AVATAR} WHERE owner_id = %s{cond} ORDER BY created_ms DESC, avatar_id DESC"
-        return await self._all(sql + " LIMIT %s", [owner_id, *params, page.limit + 1], _avatar)
+        return await self._all(sql + " LIMIT %s", [owner_id, *params, page.limit + 1], avatar_of)
 
     async def delete_avatar(self, owner_id: str, avatar_id: str) -> Avatar | None:
         return await self._write(_delete_avatar, owner_id, avatar_id)
+
+    async def set_avatar_face(self, avatar_id: str, face: FaceLandmarks | None) -> None:
+        await self._write(_set_face, avatar_id, avatar_face_value(face))
+
+    async def end_avatar_build(
+        self, avatar_id: str, status: str, error: str | None, face: FaceLandmarks | None
+    ) -> bool:
+        value = None if face is None else avatar_face_value(face)
+        return await self._write(_end_build, avatar_id, status, error, value)
 
     async def add_agent(self, agent: Agent) -> None:
         await self._write(_insert_agent, agent)

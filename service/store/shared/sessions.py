@@ -148,7 +148,7 @@ class SessionsMixin(SharedBase):
     async def usage_totals(self, owner_id: str, which: UsageFilter) -> UsageTotals:
         where, params = _usage_where(owner_id, which)
         rows = await self._read_all(
-            "SELECT kind, sum(seconds), sum(billable_seconds) FROM usage_records"
+            "SELECT kind, sum(seconds), sum(billable_seconds), count(*) FROM usage_records"
             f" WHERE {where} GROUP BY kind",
             params,
             tuple,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from service.domain.faces import FaceLandmarks
 from service.domain.models import Agent, Avatar, Route
 from service.domain.pagination import PageRequest
 from service.store.rows import (
@@ -12,6 +13,8 @@ from service.store.rows import (
     ROUTE_COLUMNS,
     agent_of,
     agent_values,
+    avatar_face_value,
+    avatar_of,
 )
 from service.store.shared.base import after_clause
 from service.store.sqlite.base import SqliteBase
@@ -35,20 +38,16 @@ _STATUS_SQL = {
 }
 
 
-def _avatar(row: tuple) -> Avatar:
-    return Avatar(*row)
-
-
 def _route(row: tuple) -> Route:
     return Route(*row)
 
 
 def _insert_avatar(conn: sqlite3.Connection, a: Avatar) -> None:
     conn.execute(
-        "INSERT INTO avatars (avatar_id, owner_id, name, width, height, source, created_ms)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms),
-    )
+        f"INSERT INTO avatars ({AVATAR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (a.avatar_id, a.owner_id, a.name, a.width, a.height, a.source, a.created_ms,
+         avatar_face_value(a.face, a.face_checked), a.status, a.error),
+    )  # fmt: skip
 
 
 def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> Avatar | None:
@@ -57,7 +56,22 @@ def _delete_avatar(conn: sqlite3.Connection, owner_id: str, avatar_id: str) -> A
     ).fetchone()
     if row is not None:
         conn.execute("DELETE FROM avatars WHERE avatar_id = ?", (avatar_id,))
-    return None if row is None else _avatar(row)
+    return None if row is None else avatar_of(row)
+
+
+def _set_face(conn: sqlite3.Connection, avatar_id: str, face: str) -> None:
+    conn.execute("UPDATE avatars SET face = ? WHERE avatar_id = ?", (face, avatar_id))
+
+
+def _end_build(
+    conn: sqlite3.Connection, avatar_id: str, status: str, error: str | None, face: str | None
+) -> bool:
+    cursor = conn.execute(
+        "UPDATE avatars SET status = ?, error = ?, face = coalesce(?, face)"
+        " WHERE avatar_id = ? AND status = 'PENDING'",
+        (status, error, face, avatar_id),
+    )
+    return cursor.rowcount == 1
 
 
 def _insert_agent(conn: sqlite3.Connection, agent: Agent) -> None:
@@ -134,23 +148,32 @@ class CatalogMixin(SqliteBase):
         await self._write(_insert_avatar, avatar)
 
     async def get_avatar(self, avatar_id: str) -> Avatar | None:
-        return self._one(f"SELECT {_AVATAR} WHERE avatar_id = ?", (avatar_id,), _avatar)
+        return self._one(f"SELECT {_AVATAR} WHERE avatar_id = ?", (avatar_id,), avatar_of)
 
     async def get_avatars(self, avatar_ids: list[str]) -> list[Avatar]:
         found: list[Avatar] = []
         for start in range(0, len(avatar_ids), _IN_BATCH):
             batch = avatar_ids[start : start + _IN_BATCH]
             marks = ", ".join("?" * len(batch))
-            found += self._all(f"SELECT {_AVATAR} WHERE avatar_id IN ({marks})", batch, _avatar)
+            found += self._all(f"SELECT {_AVATAR} WHERE avatar_id IN ({marks})", batch, avatar_of)
         return found
 
     async def list_avatars(self, owner_id: str, page: PageRequest) -> list[Avatar]:
         cond, params = after_clause(page, "created_ms", "avatar_id")
         sql = f"SELECT {_AVATAR} WHERE owner_id = ?{cond} ORDER BY created_ms DESC, avatar_id DESC"
-        return self._all(sql + " LIMIT ?", [owner_id, *params, page.limit + 1], _avatar)
+        return self._all(sql + " LIMIT ?", [owner_id, *params, page.limit + 1], avatar_of)
 
     async def delete_avatar(self, owner_id: str, avatar_id: str) -> Avatar | None:
         return await self._write(_delete_avatar, owner_id, avatar_id)
+
+    async def set_avatar_face(self, avatar_id: str, face: FaceLandmarks | None) -> None:
+        await self._write(_set_face, avatar_id, avatar_face_value(face))
+
+    async def end_avatar_build(
+        self, avatar_id: str, status: str, error: str | None, face: FaceLandmarks | None
+    ) -> bool:
+        value = None if face is None else avatar_face_value(face)
+        return await self._write(_end_build, avatar_id, status, error, value)
 
     async def add_agent(self, agent: Agent) -> None:
         await self._write(_insert_agent, agent)
