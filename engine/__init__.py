@@ -8,6 +8,13 @@ from engine.resample import FILTERS, KERNELS, Filter, Kernel, kernel_info, resam
 from engine.video.audio import DecodedAudio, decode_audio, wav_bytes
 from engine.video.pipeline import MAX_CRF, X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
+from engine.video.segments import (
+    Segment,
+    SegmentPlan,
+    join_segments,
+    plan_segments,
+    upscale_segment,
+)
 
 try:
     __version__ = version("avatar-service")
@@ -28,16 +35,21 @@ __all__ = [
     "InvalidVideo",
     "Kernel",
     "Preset",
+    "Segment",
+    "SegmentPlan",
     "TargetNotLarger",
     "UpscaleResult",
     "VideoInfo",
     "__version__",
     "decode_audio",
     "fit_box",
+    "join_segments",
     "kernel_info",
     "plan",
+    "plan_segments",
     "probe",
     "resample",
     "upscale",
+    "upscale_segment",
     "wav_bytes",
 ]

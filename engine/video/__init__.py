@@ -13,4 +13,5 @@ the product that imports PyAV. Callers use the re-exports of `engine` (`probe`, 
     stages     threads and bounded channels between the pipeline stages
     output     the output MP4: libx264 settings, copied audio
     pipeline   `upscale`: decode -> resample -> encode + mux
+    segments   one upscale as segments cut at closed-GOP keyframes, and their join
 """
