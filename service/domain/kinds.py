@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from service.cluster.dask_segments import dask_segments
 from service.domain.cloning import VoiceClone
 from service.domain.generation import Generation
 from service.domain.task_runs import TaskKind
@@ -14,7 +15,11 @@ from service.generators.voice_match import BuiltInMatcher
 
 @cache
 def task_kinds() -> dict[str, TaskKind]:
-    kinds = (Upscale(), Generation(ProceduralPortraits()), VoiceClone(BuiltInMatcher()))
+    kinds = (
+        Upscale(dask_segments),
+        Generation(ProceduralPortraits()),
+        VoiceClone(BuiltInMatcher()),
+    )
     return {kind.name: kind for kind in kinds}
 
 

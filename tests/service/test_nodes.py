@@ -167,7 +167,8 @@ def test_configurations_that_cannot_work_are_refused_in_one_line(env, says, run_
 # The `cluster` extra's packages made unimportable, as after `pip install .` alone.
 WITHOUT_EXTRA = (
     "import sys\n"
-    "for name in ('psycopg', 'psycopg_pool', 'boto3', 'botocore'): sys.modules[name] = None\n"
+    "for name in ('psycopg', 'psycopg_pool', 'boto3', 'botocore', 'dask', 'distributed'):\n"
+    "    sys.modules[name] = None\n"
 )
 
 
@@ -175,7 +176,10 @@ def test_the_embedded_setup_needs_no_extra_and_a_cluster_setting_says_how_to_get
     import subprocess
     import sys
 
-    imports = "import service.app, service.runtime, service.workers.tasks, service.commands.store"
+    imports = (
+        "import service.app, service.runtime, service.workers.tasks, service.commands.store\n"
+        "from service.domain.kinds import task_kinds; task_kinds()"
+    )
     # Run outside the repository: `-c` puts the working directory first on the path, where the
     # source tree's engine/ (no compiled _native) would shadow the installed package.
     command = [sys.executable, "-c", WITHOUT_EXTRA + imports]
