@@ -21,7 +21,7 @@ import pytest
 
 from engine import upscale
 from tests.engine.conftest import make_clip
-from tests.service.conftest import free_port
+from tests.service.conftest import ON_POSTGRES, free_port, serve_starter
 
 pytestmark = pytest.mark.slow
 
@@ -39,16 +39,17 @@ def clip(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def node(dask_cluster, s3_server, tmp_path_factory):
-    """A node whose upscales run on the Dask cluster (every role; SQLite, the test bucket)."""
-    from tests.service.conftest import serve_starter
-
+def node(dask_cluster, s3_server, tmp_path_factory, request):
+    """A node whose upscales run on the Dask cluster (every role, the test bucket; SQLite, or
+    PostgreSQL in the cluster-stack run)."""
     env = {
         **s3_server.env(f"dask{secrets.token_hex(4)}"),
         "AVATAR_DASK_SCHEDULER": dask_cluster.address,
         "AVATAR_SEGMENT_SECONDS": SEGMENT_SECONDS,
         "AVATAR_WEBHOOK_ALLOW_PRIVATE": "1",
     }
+    if ON_POSTGRES:
+        env["AVATAR_DATABASE_URL"] = request.getfixturevalue("postgres_cluster").create_database()
     with serve_starter(tmp_path_factory.mktemp("node")) as start:
         yield start(**env)
 
@@ -116,35 +117,39 @@ def test_segmented_upscale_equals_the_single_pass(node, clip, receiver, poll, tm
     assert json.loads(delivery.body)["data"]["status"] == "COMPLETED"
 
 
-def _busy_workers(dask_cluster) -> int:
+@pytest.fixture(scope="module")
+def busy_workers(dask_cluster):
+    """How many Dask workers are running a task now."""
     with dask_cluster.client() as client:
-        return sum(bool(tasks) for tasks in client.processing().values())
+        yield lambda: sum(bool(tasks) for tasks in client.processing().values())
 
 
 def _slow_clip(tmp_path: Path) -> bytes:
-    """Segments of 15 frames at 2560x1440 take seconds each here."""
-    path = make_clip(tmp_path / "long.mp4", width=640, height=360, frames=60,
+    """Segments of 15 frames at 1920x1080 take a second or more each here."""
+    path = make_clip(tmp_path / "long.mp4", width=480, height=270, frames=60,
                      x264_params=CLOSED_GOP, audio=())  # fmt: skip
     return path.read_bytes()
 
 
 def test_cancel_stops_the_segments_within_two_seconds(
-    node, dask_cluster, s3_server, poll, tmp_path
+    node, busy_workers, s3_server, poll, tmp_path
 ):
     task_id = _submit(node, _slow_clip(tmp_path), resolution="4k")
-    poll(lambda: _busy_workers(dask_cluster) == 2, timeout=60)
+    poll(lambda: busy_workers() == 2, timeout=60)
     canceled = httpx.post(f"{node.base}{UPSCALE}/{task_id}/cancel", headers=node.auth)
     assert canceled.json()["data"]["status"] == "CANCELED"
     started = time.monotonic()
-    poll(lambda: _busy_workers(dask_cluster) == 0, timeout=30)
+    poll(lambda: busy_workers() == 0, timeout=30)
     assert time.monotonic() - started <= CANCEL_WITHIN_S
     prefix = node.env["AVATAR_S3_PREFIX"]
     poll(lambda: not s3_server.keys(f"{prefix}/segments/{task_id}/"), timeout=10)
 
 
-def test_a_worker_killed_mid_upscale_costs_only_time(node, dask_cluster, receiver, poll, tmp_path):
+def test_a_worker_killed_mid_upscale_costs_only_time(
+    node, dask_cluster, busy_workers, receiver, poll, tmp_path
+):
     task_id = _submit(node, _slow_clip(tmp_path), resolution="4k", webhook_url=receiver.url())
-    poll(lambda: _busy_workers(dask_cluster) == 2, timeout=60)
+    poll(lambda: busy_workers() == 2, timeout=60)
     doomed = dask_cluster.workers.pop(0)
     os.kill(doomed.pid, signal.SIGKILL)
     doomed.wait()
