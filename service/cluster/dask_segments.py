@@ -77,13 +77,15 @@ def _client(address: str) -> Any:
 
 
 def run_segment_task(settings: Settings, job: SegmentJob) -> SegmentDone:
-    """What a Dask worker runs for one segment. Its own temporary directory spools the
-    input and the segment (the task worker's data dir is on another machine)."""
+    """What a Dask worker runs for one segment. With S3 (as `serve` requires), its own
+    temporary directory spools the input and the segment: the task worker's data dir is on
+    another machine. (bench.scale's local cluster shares one data dir instead.)"""
     from service.runtime import open_files
 
-    spool = Path(tempfile.gettempdir()) / "avatar-segments"
-    files = asyncio.run(open_files(settings.with_overrides(data_dir=spool)))
-    return run_segment(job, files)
+    if settings.s3_bucket is not None:
+        spool = Path(tempfile.gettempdir()) / "avatar-segments"
+        settings = settings.with_overrides(data_dir=spool)
+    return run_segment(job, asyncio.run(open_files(settings)))
 
 
 class DaskSegments:
