@@ -88,9 +88,22 @@ def run_segment_task(settings: Settings, job: SegmentJob) -> SegmentDone:
     return run_segment(job, asyncio.run(open_files(settings)))
 
 
+def _files_only(settings: Settings) -> Settings:
+    """The settings a Dask worker needs: where the files are, and nothing secret (Dask's
+    messages are not encrypted unless its TLS is set up)."""
+    return Settings(
+        data_dir=settings.data_dir,
+        s3_bucket=settings.s3_bucket,
+        s3_endpoint_url=settings.s3_endpoint_url,
+        s3_region=settings.s3_region,
+        s3_prefix=settings.s3_prefix,
+    )
+
+
 class DaskSegments:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
+        self._remote = _files_only(settings)
 
     def run(
         self,
@@ -129,7 +142,7 @@ class DaskSegments:
     def _submit(self, client: Any, job: SegmentJob, run: str) -> Any:
         key = f"avatar-{job.output_key}-{run}"
         return client.submit(
-            run_segment_task, self._settings, job, key=key, pure=False, retries=RETRIES
+            run_segment_task, self._remote, job, key=key, pure=False, retries=RETRIES
         )
 
 
