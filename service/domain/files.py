@@ -30,7 +30,7 @@ def avatar_key(avatar_id: str) -> str:
 
 def segment_prefix(task_id: str) -> str:
     """What a segmented upscale of the task keeps while it runs (see domain.upscale.segments)."""
-    return f"segments/{task_id}/"
+    return f"{SEGMENTS}{task_id}/"
 
 
 def segment_key(task_id: str, fingerprint: str, index: int) -> str:
@@ -42,6 +42,7 @@ def segment_cancel_key(task_id: str) -> str:
 
 
 UPLOADS = "uploads/"
+SEGMENTS = "segments/"
 
 
 class BlobWriter(Protocol):
