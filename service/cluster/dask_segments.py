@@ -60,6 +60,7 @@ def _connect(address: str) -> Any:
 
 def check_scheduler(address: str) -> None:
     """Raise SchedulerUnavailable unless a Dask scheduler answers at `address` (at start)."""
+    _distributed()
     where = urlsplit(address)
     try:
         # Dask's client keeps retrying a refused connection until its timeout; a plain

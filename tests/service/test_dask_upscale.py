@@ -11,6 +11,8 @@ import json
 import os
 import secrets
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -190,3 +192,21 @@ def test_an_unreachable_scheduler_is_refused_in_one_line(s3_server, run_cli, tmp
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1, lines
     assert f"cannot reach the Dask scheduler at {address}" in lines[0], lines
+
+
+def test_a_scheduler_without_dask_installed_says_how_to_get_it(s3_server, tmp_path):
+    # `distributed` made unimportable, as after `pip install .` without the extra; run outside
+    # the repository (`-c` puts the working directory first on the path).
+    serve = (
+        "import sys; sys.modules['distributed'] = None\n"
+        "from service.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    env = {"PATH": os.environ["PATH"], **s3_server.env("no-dask"),
+           "AVATAR_DASK_SCHEDULER": f"tcp://127.0.0.1:{free_port()}"}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", serve, "serve", "--data-dir", str(tmp_path)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, lines
+    assert "pip install 'avatar-service[cluster]'" in lines[0], lines
