@@ -120,11 +120,6 @@ class DaskSegments:
         try:
             while pending:
                 if cancel.is_set():
-                    stop()
-                    # The running segments stop at the mark; waiting for them lets the
-                    # task's clean-up come after their last write.
-                    with contextlib.suppress(TimeoutError):
-                        distributed.wait(list(pending), timeout=STOP_WAIT_S)
                     raise Stopped
                 finished = {future for future in pending if future.done()}
                 pending -= finished
@@ -138,13 +133,24 @@ class DaskSegments:
             ) from None
         finally:
             if pending:
-                client.cancel(list(pending))
+                _wind_down(distributed, client, pending, stop)
 
     def _submit(self, client: Any, job: SegmentJob, run: str) -> Any:
         key = f"avatar-{job.output_key}-{run}"
         return client.submit(
             run_segment_task, self._remote, job, key=key, pure=False, retries=RETRIES
         )
+
+
+def _wind_down(distributed: Any, client: Any, pending: set, stop: Callable[[], None]) -> None:
+    """After a cancel or a segment's failure: segments not started are dropped; the running
+    ones (Dask cannot interrupt them) get the cancel mark, and the task's clean-up waits a
+    little for them, so it comes after their last write."""
+    stop()
+    running = {key for keys in client.processing().values() for key in keys}
+    client.cancel([future for future in pending if future.key not in running])
+    with contextlib.suppress(TimeoutError):
+        distributed.wait([f for f in pending if f.key in running], timeout=STOP_WAIT_S)
 
 
 def dask_segments(settings: Settings) -> DaskSegments | None:

@@ -72,8 +72,9 @@ class SegmentPool(Protocol):
         stop: Callable[[], None],
     ) -> None:
         """Run every job (somewhere), calling `done` as each finishes; raise the first
-        job's error. Soon after `cancel` is set, call `stop` (it sets the cancel mark the
-        running jobs watch), wait a little for them to end, and raise Stopped."""
+        job's error, or Stopped soon after `cancel` is set. Before raising, drop the jobs
+        not started, call `stop` (it sets the cancel mark the running ones watch) and wait
+        a little for those to end."""
         ...
 
 
