@@ -92,7 +92,7 @@ def _segments_finished(task_id: str, statuses: list[dict], frames: int) -> None:
         assert seen["progress"] == 1 or abs(steps - round(steps)) < 1e-3, (task_id, seen)
 
 
-def test_segmented_upscale_equals_the_single_pass(node, clip, receiver, poll, tmp_path):
+def test_segmented_upscale_equals_the_single_pass(node, clip, s3_server, receiver, poll, tmp_path):
     task_id = _submit(node, clip.read_bytes(), webhook_url=receiver.url())
     seen = []
 
@@ -117,6 +117,9 @@ def test_segmented_upscale_equals_the_single_pass(node, clip, receiver, poll, tm
         ]
     (delivery,) = receiver.wait_for(1)
     assert json.loads(delivery.body)["data"]["status"] == "COMPLETED"
+    # The segments go with the task's end (removed right after its status is saved).
+    folder = f"{node.env['AVATAR_S3_PREFIX']}/segments/{task_id}/"
+    poll(lambda: not s3_server.keys(folder), timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -183,7 +183,6 @@ def test_a_tasks_node_killed_mid_task_leaves_it_to_another(
     runs = _segments_run(dask_cluster, task_id)
     assert sorted(runs) == [0, 1, 2, 3]
     assert all(len(runs[index]) == 1 for index in finished), runs  # reused, not made again
-    assert not s3_server.keys(folder)  # the segments went with the task's end
 
 
 @pytest.mark.parametrize(
