@@ -62,6 +62,8 @@ class SegmentPlan:
 class _Packet:
     pts: int
     idr: bool
+    # False for a packet an edit list cuts: decoded (later frames may reference it), not shown.
+    shown: bool
 
 
 def _nal_types(data: bytes, length_size: int) -> Iterator[int]:
@@ -80,7 +82,7 @@ def _length_size(extradata: bytes | None) -> int:
     return (extradata[4] & 0x03) + 1
 
 
-def _scan(src: Path, digest: hashlib._Hash) -> tuple[list[_Packet], object]:
+def _scan(src: Path, digest: hashlib._Hash) -> tuple[list[_Packet], Fraction]:
     """Every video packet's timestamp and whether it is an IDR picture, in file order."""
     packets = []
     with av.open(str(src), metadata_errors="ignore") as source:
@@ -95,7 +97,7 @@ def _scan(src: Path, digest: hashlib._Hash) -> tuple[list[_Packet], object]:
             digest.update(packet.pts.to_bytes(8, "big", signed=True))
             digest.update(data)
             idr = packet.is_keyframe and _NAL_IDR in _nal_types(data, length_size)
-            packets.append(_Packet(packet.pts, idr))
+            packets.append(_Packet(packet.pts, idr, not packet.is_discard))
         return packets, video.time_base
 
 
@@ -139,12 +141,12 @@ def plan_segments(
             index,
             packets[start].pts,
             packets[end].pts if end < len(packets) else None,
-            end - start,
+            sum(packet.shown for packet in packets[start:end]),
         )
         for index, (start, end) in enumerate(zip(starts, ends, strict=True))
     )
     digest.update(repr([(s.start_pts, s.end_pts) for s in segments]).encode())
-    return SegmentPlan(segments, len(packets), digest.hexdigest())
+    return SegmentPlan(segments, sum(s.frames for s in segments), digest.hexdigest())
 
 
 def _window(segment: Segment, first: bool):
