@@ -118,15 +118,22 @@ def upscale(
         progress=progress,
         cancel=cancel,
     )
+    return result_of(dst_path, info, setup.spec.width, setup.spec.height, frames, started)
+
+
+def result_of(
+    dst: Path, info: VideoInfo, width: int, height: int, frames: int, started: float
+) -> UpscaleResult:
+    """What an upscale into `dst` that began at `started` (perf_counter) produced."""
     return UpscaleResult(
-        output=str(dst_path),
-        width=setup.spec.width,
-        height=setup.spec.height,
+        output=str(dst),
+        width=width,
+        height=height,
         frames=frames,
         duration=info.duration,
         frame_rate=info.frame_rate,
         frame_rate_fraction=info.frame_rate_fraction,
-        size_bytes=dst_path.stat().st_size,
+        size_bytes=dst.stat().st_size,
         seconds=time.perf_counter() - started,
         source=info,
     )

@@ -31,9 +31,10 @@ from engine.video.pipeline import (
     Progress,
     UpscaleResult,
     prepare,
+    result_of,
     run_into,
 )
-from engine.video.probe import VideoInfo, probe
+from engine.video.probe import probe
 
 _NAL_IDR = 5
 
@@ -239,24 +240,7 @@ def join_segments(
         os.replace(temp, dst_path)
     finally:
         temp.unlink(missing_ok=True)
-    return _result(dst_path, info, width, height, frames, time.perf_counter() - started)
-
-
-def _result(
-    dst: Path, info: VideoInfo, width: int, height: int, frames: int, seconds: float
-) -> UpscaleResult:
-    return UpscaleResult(
-        output=str(dst),
-        width=width,
-        height=height,
-        frames=frames,
-        duration=info.duration,
-        frame_rate=info.frame_rate,
-        frame_rate_fraction=info.frame_rate_fraction,
-        size_bytes=dst.stat().st_size,
-        seconds=seconds,
-        source=info,
-    )
+    return result_of(dst_path, info, width, height, frames, started)
 
 
 def _join(src: Path, starts: list[int], parts: list[Path], temp: Path) -> tuple[int, int, int]:
