@@ -9,7 +9,11 @@ IDR every 2 s as cameras and encoders commonly place them), upscaled to 4k with 
   segmented: the same kind's run with AVATAR_DASK_SCHEDULER set: a `dask scheduler` and two
              `dask worker --nthreads 1` processes started here, the segments written to and
              read from the data dir (both workers are on this machine; across machines they
-             travel through S3, whose transfer costs are not in these figures).
+             travel through S3, whose transfer costs are not in these figures);
+  1 worker:  the same with one worker: the segments run one after another, each alone on the
+             machine as it would be on a machine of its own, so its CPU over `single` is the
+             segmenting's own cost (two workers on one machine also pay for two encoders
+             sharing two cores).
 CPU is summed over every process that works: this one (the task worker's part: plan, Dask
 client, join) plus the scheduler and the workers, from /proc (user + system). The segmenting
 overhead is segmented CPU minus single CPU. Per-segment times (wall and CPU, measured in the
@@ -139,10 +143,10 @@ def run_single(work: Path, src: Path, round_: int) -> Result:
 
 
 def run_segmented(
-    work: Path, src: Path, round_: int, cluster: DaskCluster, segment_seconds: float
+    work: Path, src: Path, name: str, cluster: DaskCluster, segment_seconds: float
 ) -> Result:
     job = _job(
-        work, src, f"tsk_split{round_}",
+        work, src, f"tsk_split{name}",
         dask_scheduler=cluster.address, segment_seconds=segment_seconds,
     )  # fmt: skip
     seen: list[SegmentDone] = []
@@ -164,46 +168,60 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     src = make_source(args.seconds)
     print(f"source {src} ({args.seconds} s 720p); load {os.getloadavg()}", file=sys.stderr)
-    cluster = DaskCluster(workers=2)
-    singles, splits = [], []
+    clusters = {2: DaskCluster(workers=2), 1: DaskCluster(workers=1)}
+    singles, splits, alone = [], [], []
     try:
         with tempfile.TemporaryDirectory() as work:
             for round_ in range(args.rounds):
                 singles.append(run_single(Path(work), src, round_))
                 _note(round_, "single", singles[-1])
-                splits.append(run_segmented(Path(work), src, round_, cluster, args.segment_seconds))
-                _note(round_, "segmented", splits[-1])
+                for runs, workers in ((splits, 2), (alone, 1)):
+                    cluster, name = clusters[workers], f"{round_}w{workers}"
+                    seconds = args.segment_seconds
+                    runs.append(run_segmented(Path(work), src, name, cluster, seconds))
+                    _note(round_, f"segmented, {workers} worker(s)", runs[-1])
     finally:
-        with contextlib.suppress(Exception):  # the task worker's client, before its scheduler
-            dask_segments._client(cluster.address).close()
-        cluster.stop()
-    _print(args, singles, splits)
+        for cluster in clusters.values():
+            with contextlib.suppress(Exception):  # the task worker's client first
+                dask_segments._client(cluster.address).close()
+            cluster.stop()
+    _print(args, singles, splits, alone)
 
 
 def _note(round_: int, name: str, result: Result) -> None:
-    print(f"round {round_ + 1}: {name:<9} wall {result.wall:7.1f} s CPU {result.cpu:7.1f} s",
+    print(f"round {round_ + 1}: {name:<24} wall {result.wall:7.1f} s CPU {result.cpu:7.1f} s",
           file=sys.stderr)  # fmt: skip
 
 
-def _print(args, singles: list[Result], splits: list[Result]) -> None:
-    wall = statistics.median(r.wall for r in singles), statistics.median(r.wall for r in splits)
-    cpu = statistics.median(r.cpu for r in singles), statistics.median(r.cpu for r in splits)
+def _row(name: str, runs: list[Result], single_cpu: float) -> str:
+    wall, cpu = statistics.median(r.wall for r in runs), statistics.median(r.cpu for r in runs)
+    extra = f"{cpu - single_cpu:+.1f} s ({(cpu / single_cpu - 1) * 100:+.1f}%)"
+    return f"| {name} | {wall:.1f} | {cpu:.1f} | {extra} |"
+
+
+def _print(args, singles: list[Result], splits: list[Result], alone: list[Result]) -> None:
+    single_cpu = statistics.median(r.cpu for r in singles)
     load = os.getloadavg()[0]
     print(f"\n{args.seconds} s 720p -> 4k, segments of >= {args.segment_seconds:g} s, "
           f"median of {args.rounds} interleaved round(s), load now {load:.1f}")  # fmt: skip
     print("| run | wall s | CPU s | CPU over single |\n|---|---:|---:|---:|")
-    print(f"| single pass | {wall[0]:.1f} | {cpu[0]:.1f} | - |")
-    print(f"| segmented, 2 Dask workers | {wall[1]:.1f} | {cpu[1]:.1f} | "
-          f"{cpu[1] - cpu[0]:+.1f} s ({(cpu[1] / cpu[0] - 1) * 100:+.1f}%) |")  # fmt: skip
-    print("\nper segment (last round): | segment | frames | wall s | CPU s |")
-    print("|---:|---:|---:|---:|")
-    for segment in splits[-1].segments:
-        print(f"| {segment.index} | {segment.frames} | {segment.seconds:.1f} | "
-              f"{segment.cpu_seconds:.1f} |")  # fmt: skip
-    joined = splits[-1]
-    busy = max(s.seconds for s in joined.segments)
-    print(f"\nsegmented wall beyond its slowest segment (plan + join + scheduling): "
-          f"{joined.wall - busy:.1f} s")  # fmt: skip
+    print(f"| single pass | {statistics.median(r.wall for r in singles):.1f} | "
+          f"{single_cpu:.1f} | - |")  # fmt: skip
+    print(_row("segmented, 2 Dask workers", splits, single_cpu))
+    print(_row("segmented, 1 Dask worker", alone, single_cpu))
+    for name, runs in (("2 workers", splits), ("1 worker", alone)):
+        print(f"\nper segment, {name} (last round): | segment | frames | wall s | CPU s |")
+        print("|---:|---:|---:|---:|")
+        for segment in runs[-1].segments:
+            print(f"| {segment.index} | {segment.frames} | {segment.seconds:.1f} | "
+                  f"{segment.cpu_seconds:.1f} |")  # fmt: skip
+        last = runs[-1]
+        busy = (
+            sum(s.seconds for s in last.segments)
+            if name == "1 worker"
+            else max(s.seconds for s in last.segments)
+        )
+        print(f"wall beyond the segments (plan + join + scheduling): {last.wall - busy:.1f} s")
 
 
 if __name__ == "__main__":
