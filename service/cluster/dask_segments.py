@@ -9,17 +9,18 @@ Dask's `distributed.scheduler.allowed-failures` times; a segment that raised is 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import secrets
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import engine
 from service.domain.task_runs import Stopped, TaskFailed
 from service.domain.upscale.segments import SegmentDone, SegmentJob, run_segment
 from service.settings import Settings
@@ -31,6 +32,7 @@ WATCH_S = 0.2
 RETRIES = 1
 # How long a canceled run waits for its running segments to see the cancel mark.
 STOP_WAIT_S = 5.0
+STOP_POLL_S = 0.05
 
 
 class SchedulerUnavailable(ConnectionError):
@@ -77,16 +79,20 @@ def _client(address: str) -> Any:
     return _connect(address)
 
 
-def run_segment_task(settings: Settings, job: SegmentJob) -> SegmentDone:
-    """What a Dask worker runs for one segment. With S3 (as `serve` requires), its own
-    temporary directory spools the input and the segment: the task worker's data dir is on
-    another machine. (bench.scale's local cluster shares one data dir instead.)"""
+def run_segment_task(settings: Settings, job: SegmentJob) -> SegmentDone | None:
+    """What a Dask worker runs for one segment; None when it stopped at the cancel mark (an
+    answer, not an error: Dask would run an error again). With S3 (as `serve` requires), its
+    own temporary directory spools the input and the segment: the task worker's data dir is
+    on another machine. (bench.scale's local cluster shares one data dir instead.)"""
     from service.runtime import open_files
 
     if settings.s3_bucket is not None:
         spool = Path(tempfile.gettempdir()) / "avatar-segments"
         settings = settings.with_overrides(data_dir=spool)
-    return run_segment(job, asyncio.run(open_files(settings)))
+    try:
+        return run_segment(job, asyncio.run(open_files(settings)))
+    except engine.Canceled:
+        return None
 
 
 def _files_only(settings: Settings) -> Settings:
@@ -124,7 +130,9 @@ class DaskSegments:
                 finished = {future for future in pending if future.done()}
                 pending -= finished
                 for future in finished:
-                    done(future.result())  # the segment's own error, if it raised
+                    if (segment := future.result()) is None:  # raises the segment's error
+                        raise Stopped  # it saw a cancel mark (this run's, set meanwhile)
+                    done(segment)
                 if pending and not finished:
                     cancel.wait(WATCH_S)
         except distributed.KilledWorker as exc:
@@ -133,7 +141,7 @@ class DaskSegments:
             ) from None
         finally:
             if pending:
-                _wind_down(distributed, client, pending, stop)
+                _wind_down(client, pending, stop)
 
     def _submit(self, client: Any, job: SegmentJob, run: str) -> Any:
         key = f"avatar-{job.output_key}-{run}"
@@ -142,15 +150,17 @@ class DaskSegments:
         )
 
 
-def _wind_down(distributed: Any, client: Any, pending: set, stop: Callable[[], None]) -> None:
+def _wind_down(client: Any, pending: set, stop: Callable[[], None]) -> None:
     """After a cancel or a segment's failure: segments not started are dropped; the running
     ones (Dask cannot interrupt them) get the cancel mark, and the task's clean-up waits a
     little for them, so it comes after their last write."""
     stop()
     running = {key for keys in client.processing().values() for key in keys}
     client.cancel([future for future in pending if future.key not in running])
-    with contextlib.suppress(TimeoutError):
-        distributed.wait([f for f in pending if f.key in running], timeout=STOP_WAIT_S)
+    # (distributed.wait would look for a default client, which this one is not.)
+    waiting, deadline = [f for f in pending if f.key in running], time.monotonic() + STOP_WAIT_S
+    while any(not future.done() for future in waiting) and time.monotonic() < deadline:
+        time.sleep(STOP_POLL_S)
 
 
 def dask_segments(settings: Settings) -> DaskSegments | None:

@@ -37,8 +37,10 @@ def segment_key(task_id: str, fingerprint: str, index: int) -> str:
     return f"{segment_prefix(task_id)}{fingerprint}-{index:05d}.mp4"
 
 
-def segment_cancel_key(task_id: str) -> str:
-    return f"{segment_prefix(task_id)}cancel"
+def segment_cancel_key(task_id: str, run: str) -> str:
+    """The cancel mark of one run of the task (a run that lost its lease and stops late must
+    not stop the run that took its place)."""
+    return f"{segment_prefix(task_id)}cancel-{run}"
 
 
 UPLOADS = "uploads/"

@@ -99,8 +99,8 @@ def test_a_segment_stops_at_the_cancel_mark(upscale_job, tmp_path, poll):
                     x264_params=CLOSED_GOP, audio=())  # fmt: skip
     plan = engine.plan_segments(big, 2.0)
     job = SegmentJob("tsk_2", upload_key("tsk_2"), "segments/tsk_2/x-00000.mp4",
-                     segment_cancel_key("tsk_2"), plan.segments[0], "4k", "lanczos3", "native",
-                     "veryfast", 18, 2**30)  # fmt: skip
+                     segment_cancel_key("tsk_2", "r1"), plan.segments[0], "4k", "lanczos3",
+                     "native", "veryfast", 18, 2**30)  # fmt: skip
     outcome: list[BaseException | SegmentDone] = []
 
     def work() -> None:
@@ -114,9 +114,9 @@ def test_a_segment_stops_at_the_cancel_mark(upscale_job, tmp_path, poll):
     folder = tmp_path / "files" / "segments" / "tsk_2"
     poll(lambda: any(folder.glob(".*.part")) or outcome, timeout=30)  # it is encoding
     assert not outcome
-    (folder / "cancel").write_bytes(b"")
+    (folder / "cancel-r1").write_bytes(b"")
     marked = time.monotonic()
     thread.join(timeout=10)
     assert time.monotonic() - marked < 2.0
     assert isinstance(outcome[0], engine.Canceled)
-    assert [p.name for p in folder.iterdir()] == ["cancel"]
+    assert [p.name for p in folder.iterdir()] == ["cancel-r1"]

@@ -5,7 +5,7 @@ the finished segments with the input's audio.
 
 Everything the segments share lives in the file store (never in store tables), under
 `segments/{task_id}/`: each finished segment as a blob keyed by its index and a fingerprint
-of the input and the settings, and the cancel mark the segment jobs poll (a running job
+of the input and the settings, and each run's cancel mark its segment jobs poll (a running job
 cannot be interrupted from outside, so it stops itself when the mark appears). A run of the
 task after a lost lease finds the segments its earlier run finished and runs only the rest;
 the blobs go when the task is final (`discard`)."""
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import secrets
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -33,7 +34,7 @@ from service.domain.files import (
 from service.domain.task_runs import Job
 
 # How often a segment job looks for the cancel mark: cancel stops the work within 2 s.
-CANCEL_POLL_S = 0.25
+CANCEL_POLL_S = 0.1
 
 T = TypeVar("T")
 
@@ -145,12 +146,10 @@ class SegmentedUpscale:
         self._filter, self._kernel = filter, kernel
         self._files = job.files
         self._task_id = job.task.task_id
-        self._cancel_key = segment_cancel_key(self._task_id)
+        self._cancel_key = segment_cancel_key(self._task_id, secrets.token_hex(6))
 
     def run(self) -> engine.UpscaleResult:
         files, params = self._files, self._job.task.params
-        # A stop of an earlier run left its mark; this run's jobs must not see it.
-        _blocking(files.delete(self._cancel_key))
         with files.local_copy(params["input_key"]) as src:
             engine.plan(engine.probe(src), params["resolution"])  # refusals before any work
             plan = engine.plan_segments(
@@ -203,6 +202,6 @@ class SegmentedUpscale:
 
 
 async def delete_segments(files: FileStore, task_id: str) -> None:
-    """Every blob a segmented run of the task left (its segments and cancel mark)."""
+    """Every blob the segmented runs of the task left (segments, cancel marks)."""
     for key in await files.stale(segment_prefix(task_id), 2**62):
         await files.delete(key)
