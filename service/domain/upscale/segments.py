@@ -34,7 +34,7 @@ from service.domain.files import (
 from service.domain.task_runs import Job
 
 # How often a segment job looks for the cancel mark: cancel stops the work within 2 s.
-CANCEL_POLL_S = 0.1
+CANCEL_POLL_S = 0.25
 
 T = TypeVar("T")
 
