@@ -1,6 +1,8 @@
 """Claim -> complete throughput of the task queue, on SQLite and on PostgreSQL.
 
     python -m bench.scale [--tasks 4000] [--claimers 1,4,16] [--rounds 3] [--no-pgbench]
+    python -m bench.scale upscale ...   (one upscale single-pass against segmented on Dask:
+                                         see bench/scale_upscale.py)
 
 A cycle is what a task worker asks of the store for one task: `claim_task` of the oldest
 queued task (its move to IN_PROGRESS in the same transaction) and `save_task` of its move to
@@ -198,6 +200,10 @@ def _table(figures: dict, counts: list[int], with_pgbench: bool) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["upscale"]:
+        from bench.scale_upscale import main as upscale
+
+        return upscale(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=4000)
     parser.add_argument("--claimers", default="1,4,16")

@@ -9,6 +9,13 @@ from engine.video.audio import DecodedAudio, decode_audio, wav_bytes
 from engine.video.compose import AAC_RATES, ComposedVideo, compose, frame_count
 from engine.video.pipeline import MAX_CRF, X264_PRESETS, Preset, UpscaleResult, upscale
 from engine.video.probe import VideoInfo, plan, probe
+from engine.video.segments import (
+    Segment,
+    SegmentPlan,
+    join_segments,
+    plan_segments,
+    upscale_segment,
+)
 
 try:
     __version__ = version("avatar-service")
@@ -31,6 +38,8 @@ __all__ = [
     "InvalidVideo",
     "Kernel",
     "Preset",
+    "Segment",
+    "SegmentPlan",
     "TargetNotLarger",
     "UpscaleResult",
     "VideoInfo",
@@ -39,10 +48,13 @@ __all__ = [
     "decode_audio",
     "fit_box",
     "frame_count",
+    "join_segments",
     "kernel_info",
     "plan",
+    "plan_segments",
     "probe",
     "resample",
     "upscale",
+    "upscale_segment",
     "wav_bytes",
 ]

@@ -148,6 +148,20 @@ def _database_url(text: str) -> str | None:
     return text
 
 
+def _scheduler(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "tcp" or not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise ValueError("must be a Dask scheduler address such as tcp://10.0.0.5:8786")
+    return text.rstrip("/")
+
+
 ROLES = ("http", "tasks", "sweeper", "webhooks")
 
 
@@ -424,6 +438,18 @@ class Settings:
     s3_presigned: bool = field(
         default=False,
         metadata=_option(_flag, "result file_url is an S3 presigned GET instead of /files"),
+    )
+    dask_scheduler: str | None = field(
+        default=None,
+        metadata=_option(
+            _scheduler, "Dask scheduler that splits each upscale across machines (needs S3)"
+        ),
+    )
+    segment_seconds: float = field(
+        default=30.0,
+        metadata=_option(
+            _seconds(zero_ok=False), "length of an upscale's segments on Dask (cut at keyframes)"
+        ),
     )
 
     def __post_init__(self) -> None:

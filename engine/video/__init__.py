@@ -14,4 +14,5 @@ the product that imports PyAV. Callers use the re-exports of `engine` (`probe`, 
     output     the output MP4: libx264 settings, copied audio
     pipeline   `upscale`: decode -> resample -> encode + mux
     compose    `compose`: drawn frames and PCM -> H.264 + AAC MP4 (the generated videos)
+    segments   one upscale as segments cut at closed-GOP keyframes, and their join
 """

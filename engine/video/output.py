@@ -64,11 +64,27 @@ def _x264_params(info: VideoInfo) -> list[str]:
     return []
 
 
+def add_copied_audio(
+    container: av.container.OutputContainer, template: av.audio.stream.AudioStream
+) -> av.audio.stream.AudioStream:
+    """A stream of `container` that takes `template`'s packets as they are."""
+    stream = container.add_stream_from_template(template)
+    if language := template.metadata.get("language"):
+        stream.metadata["language"] = language
+    return stream
+
+
 class Output:
     """Writes `path`; `close` finishes the file, `abandon` deletes it without finishing it."""
 
     def __init__(
-        self, path: Path, source: av.container.InputContainer, info: VideoInfo, spec: OutputSpec
+        self,
+        path: Path,
+        source: av.container.InputContainer,
+        info: VideoInfo,
+        spec: OutputSpec,
+        *,
+        audio: bool = True,
     ) -> None:
         self._path = path
         self._container = av.open(
@@ -76,7 +92,8 @@ class Output:
         )
         try:
             self._video = self._add_video(source.streams.video[0], info, spec)
-            self._audio = {stream.index: self._add_audio(stream) for stream in source.streams.audio}
+            copied = source.streams.audio if audio else ()
+            self._audio = {stream.index: self._add_audio(stream) for stream in copied}
         except BaseException:
             self.abandon()
             raise
@@ -98,10 +115,7 @@ class Output:
         return stream
 
     def _add_audio(self, template: av.audio.stream.AudioStream) -> av.audio.stream.AudioStream:
-        stream = self._container.add_stream_from_template(template)
-        if language := template.metadata.get("language"):
-            stream.metadata["language"] = language
-        return stream
+        return add_copied_audio(self._container, template)
 
     def encode(self, frame: av.VideoFrame) -> int:
         """Encode one frame; returns how many frames the encoder finished and wrote."""

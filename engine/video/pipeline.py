@@ -13,7 +13,7 @@ import functools
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -106,8 +106,61 @@ def upscale(
     """
     started = time.perf_counter()
     src_path, dst_path = Path(src), Path(dst)
-    _check_options(src_path, dst_path, filter, kernel, preset, crf)
-    info = probe(src_path, max_file_size=max_file_size)
+    setup = prepare(src_path, dst_path, resolution, filter, kernel, preset, crf, max_file_size)
+    info = setup.info
+    frames = run_into(
+        dst_path,
+        src_path,
+        setup,
+        whole_file,
+        info.frames,
+        audio=True,
+        progress=progress,
+        cancel=cancel,
+    )
+    return result_of(dst_path, info, setup.spec.width, setup.spec.height, frames, started)
+
+
+def result_of(
+    dst: Path, info: VideoInfo, width: int, height: int, frames: int, started: float
+) -> UpscaleResult:
+    """What an upscale into `dst` that began at `started` (perf_counter) produced."""
+    return UpscaleResult(
+        output=str(dst),
+        width=width,
+        height=height,
+        frames=frames,
+        duration=info.duration,
+        frame_rate=info.frame_rate,
+        frame_rate_fraction=info.frame_rate_fraction,
+        size_bytes=dst.stat().st_size,
+        seconds=time.perf_counter() - started,
+        source=info,
+    )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every run of one upscale shares: the input's facts, the output and the scaler."""
+
+    info: VideoInfo
+    spec: OutputSpec
+    scaler: FrameScaler
+
+
+def prepare(
+    src: Path,
+    dst: Path,
+    resolution: str,
+    filter: str,
+    kernel: str,
+    preset: str,
+    crf: float,
+    max_file_size: int,
+) -> Setup:
+    """Check the options and the input's headers, and fit the output (the engine's errors)."""
+    _check_options(src, dst, filter, kernel, preset, crf)
+    info = probe(src, max_file_size=max_file_size)
     out_w, out_h = plan(info, resolution)
     spec = OutputSpec(out_w, out_h, preset, crf)
     scaler = FrameScaler(
@@ -124,55 +177,82 @@ def upscale(
         kernel,
         threads=_RESAMPLE_THREADS,
     )
-    temp = dst_path.with_name(f".{dst_path.name}.{secrets.token_hex(6)}.part")
-    run = _Run(src_path, temp, info, spec, scaler, progress, cancel)
+    return Setup(info, spec, scaler)
+
+
+def whole_file(source: av.container.InputContainer) -> Iterator[av.Packet]:
+    """Every packet of the video stream and of the audio streams (copied along)."""
+    return source.demux(source.streams.video[0], *source.streams.audio)
+
+
+# The packets a run decodes, in file order; a None among them drains the decoder (a window of
+# the file ends with one, where the whole file ends with an empty packet per stream).
+PacketSource = Callable[[av.container.InputContainer], Iterable[av.Packet | None]]
+
+
+def run_into(
+    dst: Path,
+    src: Path,
+    setup: Setup,
+    packets: PacketSource,
+    frames: int,
+    *,
+    audio: bool,
+    progress: Progress | None,
+    cancel: CancelEvent | None,
+) -> int:
+    """Decode `packets` of `src` (`frames` frames), resample and encode them into a
+    temporary file beside `dst`, renamed into place when everything succeeded; returns the
+    frame count written. Audio is copied along when `audio`."""
+    temp = dst.with_name(f".{dst.name}.{secrets.token_hex(6)}.part")
+    run = _Run(src, temp, setup, packets, frames, audio, progress, cancel)
     try:
-        frames = run.execute()
-        os.replace(temp, dst_path)
+        written = run.execute()
+        os.replace(temp, dst)
     finally:
         temp.unlink(missing_ok=True)
-    return UpscaleResult(
-        output=str(dst_path),
-        width=out_w,
-        height=out_h,
-        frames=frames,
-        duration=info.duration,
-        frame_rate=info.frame_rate,
-        frame_rate_fraction=info.frame_rate_fraction,
-        size_bytes=dst_path.stat().st_size,
-        seconds=time.perf_counter() - started,
-        source=info,
-    )
+    return written
+
+
+def _drain(video: av.video.stream.VideoStream) -> list[av.VideoFrame]:
+    """The frames the decoder still holds (a drain through the stream leaves their time
+    base unset, where a packet's decode sets it)."""
+    frames = video.decode(None)
+    for frame in frames:
+        frame.time_base = video.time_base
+    return frames
 
 
 class _Run:
-    """One upscale: the stage threads, the channels between them and the output file."""
+    """One run of the stages: the stage threads, the channels between them and the output."""
 
     def __init__(
         self,
         src: Path,
         temp: Path,
-        info: VideoInfo,
-        spec: OutputSpec,
-        scaler: FrameScaler,
+        setup: Setup,
+        packets: PacketSource,
+        frames: int,
+        audio: bool,
         progress: Progress | None,
         cancel: CancelEvent | None,
     ) -> None:
-        self._src, self._temp, self._info = src, temp, info
-        self._spec, self._scaler = spec, scaler
+        self._src, self._temp, self._info, self._frames = src, temp, setup.info, frames
+        self._spec, self._scaler = setup.spec, setup.scaler
+        self._packets, self._audio = packets, audio
         self._progress, self._cancel = progress, cancel
         self._threads = StageThreads()
         self._decoded = Channel(self._threads.stop, _DECODED_FRAMES)
         self._scaled = Channel(self._threads.stop, _SCALED_FRAMES)
         self._free = Channel(self._threads.stop, _POOL_FRAMES)
         for _ in range(_POOL_FRAMES):
-            self._free.put(scaler.new_frame())
+            self._free.put(self._scaler.new_frame())
 
     def execute(self) -> int:
         """Run every stage to the end; returns the frame count written."""
         try:
             with av.open(str(self._src), metadata_errors="ignore") as source:
-                output = Output(self._temp, source, self._info, self._spec)
+                output = Output(self._temp, source, self._info, self._spec, audio=self._audio)
                 try:
                     decode = functools.partial(self._decode, source)
                     self._threads.start("upscale-decode", decode, background=True)
@@ -196,16 +276,14 @@ class _Run:
 
     def _decode(self, source: av.container.InputContainer) -> None:
         video = source.streams.video[0]
-        check = FrameCheck(
-            Fraction(self._info.frame_rate_fraction), video.time_base, self._info.frames
-        )
+        check = FrameCheck(Fraction(self._info.frame_rate_fraction), video.time_base, self._frames)
         try:
-            for packet in source.demux(video, *source.streams.audio):
-                if packet.stream.type == "audio":
+            for packet in self._packets(source):
+                if packet is not None and packet.stream.type == "audio":
                     if packet.size:
                         self._decoded.put(packet)
                     continue
-                for frame in packet.decode():
+                for frame in packet.decode() if packet is not None else _drain(video):
                     check.frame(frame.pts, frame.interlaced_frame)
                     self._check_layout(frame)
                     self._decoded.put(frame)
@@ -244,7 +322,7 @@ class _Run:
             written += output.encode(item)
             self._free.put(item)
             if self._progress is not None and written:
-                self._progress(written, self._info.frames)
+                self._progress(written, self._frames)
         return written
 
     def _resample(self) -> None:
@@ -260,7 +338,7 @@ class _Run:
         except Stopped:
             self._check_cancel()  # raises the reason the run stopped
             raise
-        total = self._info.frames
+        total = self._frames
         for _ in output.flush():
             written += 1
             if self._progress is not None:

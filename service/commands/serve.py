@@ -36,8 +36,8 @@ def add_serve_command(subparsers: argparse._SubParsersAction) -> None:
         description="Run the service: Granian serving the API and pages, plus its workers.",
         epilog=_environment_help()
         + "\n\nexit status: 0 stopped cleanly, 1 the data dir cannot be opened, 2 a bad flag or"
-        " variable\nor an unreachable database, 3 the port is already in use, 4 another serve"
-        " uses the data dir",
+        " variable\nor an unreachable database, bucket or scheduler, 3 the port is already in"
+        " use, 4 another\nserve uses the data dir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for name in _FLAGS:
@@ -52,6 +52,12 @@ def _fail(message: str, status: Exit) -> int:
 
 def _refusal(settings: Settings) -> str | None:
     """Why this configuration cannot run as a node, if it cannot."""
+    if settings.dask_scheduler is not None and settings.s3_bucket is None:
+        return (
+            "AVATAR_DASK_SCHEDULER splits upscales across machines, whose Dask workers read"
+            " and write the files through an S3 bucket (set AVATAR_S3_BUCKET): they cannot"
+            " reach this node's data dir"
+        )
     if settings.roles != ROLES:
         shown = ",".join(settings.roles)
         if settings.database_url is None:
@@ -97,7 +103,8 @@ def _serve_locked(settings: Settings) -> int:
     try:
         try:
             first_key = asyncio.run(_bootstrap(settings))
-        except (DatabaseUnavailable, FileStoreUnavailable) as exc:
+            _check_scheduler(settings)
+        except (DatabaseUnavailable, FileStoreUnavailable, ConnectionError) as exc:
             return _fail(str(exc), Exit.USAGE)
         except (OSError, sqlite3.Error) as exc:
             return _fail(f"cannot open {settings.database_path}: {exc}", Exit.FAILED)
@@ -128,6 +135,14 @@ async def _bootstrap(settings: Settings) -> str | None:
             if await ctx.store.count_owners():  # another node made the first key meanwhile
                 return None
             raise
+
+
+def _check_scheduler(settings: Settings) -> None:
+    """SchedulerUnavailable (a ConnectionError) when Dask is configured but cannot be used."""
+    if settings.dask_scheduler is not None:
+        from service.cluster.dask_segments import check_scheduler
+
+        check_scheduler(settings.dask_scheduler)
 
 
 def _announce(settings: Settings, first_key: str | None) -> None:

@@ -28,7 +28,23 @@ def avatar_key(avatar_id: str) -> str:
     return f"avatars/{avatar_id}.png"
 
 
+def segment_prefix(task_id: str) -> str:
+    """What a segmented upscale of the task keeps while it runs (see domain.upscale.segments)."""
+    return f"{SEGMENTS}{task_id}/"
+
+
+def segment_key(task_id: str, fingerprint: str, index: int) -> str:
+    return f"{segment_prefix(task_id)}{fingerprint}-{index:05d}.mp4"
+
+
+def segment_cancel_key(task_id: str, run: str) -> str:
+    """The cancel mark of one run of the task (a run that lost its lease and stops late must
+    not stop the run that took its place)."""
+    return f"{segment_prefix(task_id)}cancel-{run}"
+
+
 UPLOADS = "uploads/"
+SEGMENTS = "segments/"
 
 
 BUILD_PHOTOS = "builds/"

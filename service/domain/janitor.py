@@ -1,14 +1,14 @@
 """Housekeeping of tasks and files, run by the one sweeper of `serve`: runs whose worker died
 go back to the queue, results, speech files and drawn images past their availability are
-deleted, uploads and build photos nobody will read are removed, and idempotency keys are
-forgotten after their day."""
+deleted, uploads and build photos nobody will read and segments nobody will join are removed,
+and idempotency keys are forgotten after their day."""
 
 from __future__ import annotations
 
 from service.domain.avatar_builds import remove_abandoned_photos
 from service.domain.context import Context
 from service.domain.conversations import close_quiet
-from service.domain.files import UPLOADS
+from service.domain.files import SEGMENTS, UPLOADS
 from service.domain.image_tasks import remove_old_images
 from service.domain.speaking import remove_old_speech
 from service.domain.task_runs import TaskKind, recover_lapsed
@@ -27,6 +27,7 @@ async def tidy(ctx: Context, kinds: dict[str, TaskKind]) -> None:
     for task in await ctx.store.results_past(now, _BATCH):
         await delete_result(ctx, task)
     await remove_abandoned_uploads(ctx)
+    await remove_abandoned_segments(ctx)
     await remove_old_speech(ctx)
     await remove_old_images(ctx)
     await remove_abandoned_photos(ctx)
@@ -45,6 +46,21 @@ async def remove_abandoned_uploads(ctx: Context) -> None:
     for task_id, key in by_task.items():
         if task_id not in waiting:
             await ctx.files.delete(key)
+
+
+async def remove_abandoned_segments(ctx: Context) -> None:
+    """Segments untouched for an hour of a task that has ended (or is gone): a Dask worker
+    cannot be interrupted, so one that a dead task node had started may still write its
+    segment after the task's end removed the others."""
+    stale = await ctx.files.stale(SEGMENTS, ctx.clock.now_ms() - ABANDONED_UPLOAD_MS)
+    by_task: dict[str, list[str]] = {}
+    for key in stale:
+        by_task.setdefault(key.split("/")[1], []).append(key)
+    for task_id, keys in by_task.items():
+        task = await ctx.store.get_task(task_id)
+        if task is None or task.status in FINAL:
+            for key in keys:
+                await ctx.files.delete(key)
 
 
 def _task_id(key: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from service.cluster.dask_segments import dask_segments
 from service.domain.avatar_builds import AvatarBuild
 from service.domain.cloning import VoiceClone
 from service.domain.generation import Generation
@@ -23,7 +24,7 @@ from service.generators.voice_match import BuiltInMatcher
 def task_kinds() -> dict[str, TaskKind]:
     finder, renderer = face_finder(), BuiltInTalkingVideos()
     kinds = (
-        Upscale(),
+        Upscale(dask_segments),
         Generation(ProceduralPortraits()),
         VoiceClone(BuiltInMatcher()),
         ImageGeneration(image_backend),

@@ -33,7 +33,7 @@ from service.clock import ManualClock
 from service.domain.keys import create_key
 from service.settings import load_settings
 from tests.service.processes import listeners
-from tests.service.stack import PostgresCluster, S3Server, postgres_bin
+from tests.service.stack import DaskCluster, PostgresCluster, S3Server, postgres_bin
 
 
 class Api:
@@ -510,6 +510,16 @@ def s3_server() -> Iterator[S3Server]:
     server = S3Server()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(s3_server: S3Server) -> Iterator[DaskCluster]:
+    """A Dask scheduler and two workers (separate processes) for the whole run, the workers
+    holding the test bucket's credentials."""
+    pytest.importorskip("distributed")
+    cluster = DaskCluster(workers=2, env=s3_server.credentials)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Real parts of a multi-node deployment, started on loopback for tests and benchmarks:
-a throwaway PostgreSQL cluster from Debian's binaries, and an S3 server (moto's).
+a throwaway PostgreSQL cluster from Debian's binaries, an S3 server (moto's), and a Dask
+scheduler with its workers (`dask scheduler`, `dask worker`, each a process of its own).
 
 PostgreSQL refuses to run as root, so as root the cluster belongs to an unprivileged user
 (`postgres` when the package made it, else `nobody`) and its commands run as that user."""
@@ -185,3 +186,59 @@ class S3Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class DaskCluster:
+    """`dask scheduler` and `workers` x `dask worker` on loopback, each its own process with
+    one thread (an upscale segment keeps a machine's cores busy through x264's threads).
+    Workers run without a nanny, so killing one loses it for good; `env` is theirs (the S3
+    credentials). They start outside the repository, which must not shadow the installed
+    package on their path (its source engine/ has no compiled module)."""
+
+    def __init__(self, workers: int = 2, env: dict[str, str] | None = None) -> None:
+        self._env = {**os.environ, **(env or {})}
+        self._cwd = tempfile.mkdtemp(prefix="avatar-dask-")
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.scheduler = self._start(
+            "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"
+        )
+        self.workers: list[subprocess.Popen] = []
+        for _ in range(workers):
+            self.add_worker()
+        self.wait_for_workers(workers)
+
+    def _start(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args], cwd=self._cwd, env=self._env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+    def add_worker(self) -> subprocess.Popen:
+        worker = self._start(
+            "worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
+            "--no-dashboard", "--death-timeout", "60",
+        )  # fmt: skip
+        self.workers.append(worker)
+        return worker
+
+    def client(self):
+        import distributed
+
+        return distributed.Client(self.address, timeout=30, set_as_default=False)
+
+    def wait_for_workers(self, count: int, timeout: float = 60) -> None:
+        with self.client() as client:
+            client.wait_for_workers(count, timeout=timeout)
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                process.terminate()
+        for process in [*self.workers, self.scheduler]:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(self._cwd, ignore_errors=True)

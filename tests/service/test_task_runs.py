@@ -8,17 +8,20 @@ import asyncio
 import dataclasses
 import sqlite3
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
 
 from service.domain import task_runs
-from service.domain.files import result_key, upload_key
+from service.domain.files import result_key, segment_key, upload_key
 from service.domain.ids import new_id
+from service.domain.janitor import remove_abandoned_segments
 from service.domain.kinds import task_kind, task_kinds
-from service.domain.models import Task
+from service.domain.models import Task, TaskError
 from service.domain.tasks import CANCELED, IN_PROGRESS, IN_QUEUE, cancel, new_task, submit
 from service.domain.upscale.results import delete_result
+from service.settings import load_settings
 from service.workers.tasks import TaskWorker
 from tests.service.conftest import ON_S3, another_store
 
@@ -226,3 +229,33 @@ def test_a_worker_claims_only_the_kinds_it_runs(tasks):
         assert (await ctx.store.get_task(known.task_id)).status == IN_QUEUE
 
     tasks.run(scenario)
+
+
+def test_the_janitor_removes_segments_of_ended_tasks_only(make_api, s3_env):
+    """A segment written after its task ended (a Dask worker that could not be stopped) goes
+    an hour later; those of a task still waiting or running stay. (On S3, where segmented
+    upscales keep their segments.)"""
+    s3 = load_settings(s3_env)
+    tasks = Tasks(make_api(s3_bucket=s3.s3_bucket, s3_endpoint_url=s3.s3_endpoint_url,
+                           s3_prefix=s3.s3_prefix))  # fmt: skip
+    ctx, kind = tasks.ctx, task_kind("upscale")
+    # The bucket dates objects by the real clock: the test's starts there.
+    tasks.api.clock.advance(time.time() - ctx.clock.now_ms() / 1000)
+
+    async def scenario() -> tuple[str, str]:
+        await tasks.upscale()
+        ended = await task_runs.claim(ctx, "wrk_1")
+        await task_runs.fail(ctx, ended, kind, TaskError("X", "failed"))
+        waiting = await tasks.upscale()
+        for task_id in (ended.task_id, waiting.task_id, "tsk_gone"):
+            await ctx.files.put(segment_key(task_id, "f" * 32, 0), b"segment")
+        return ended.task_id, waiting.task_id
+
+    ended, waiting = tasks.run(scenario)
+    tasks.run(remove_abandoned_segments, ctx)  # not an hour old yet
+    assert tasks.run(tasks.exists, segment_key(ended, "f" * 32, 0))
+    tasks.api.clock.advance(2 * 3600)
+    tasks.run(remove_abandoned_segments, ctx)
+    left = [key for key in (ended, waiting, "tsk_gone")
+            if tasks.run(tasks.exists, segment_key(key, "f" * 32, 0))]  # fmt: skip
+    assert left == [waiting]
