@@ -12,16 +12,7 @@ from service.schemas.common import Timestamp
 
 
 class UsageItem(msgspec.Struct):
-    kind: Literal[
-        "route_conversation",
-        "session",
-        "upscale",
-        "tts",
-        "stt",
-        "talking_video",
-        "motion_video",
-        "image",
-    ]
+    kind: Literal[models.USAGE_KINDS]  # the tuple's names, as one Literal
     ref_id: str
     started_at: Timestamp
     ended_at: Timestamp
