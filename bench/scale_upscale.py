@@ -165,10 +165,16 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--seconds", type=int, default=60, help="clip length (60: the issue's)")
     parser.add_argument("--segment-seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--profiler", action="store_true", help="keep Dask's worker profiler on (its default)"
+    )
     args = parser.parse_args(argv)
     src = make_source(args.seconds)
     print(f"source {src} ({args.seconds} s 720p); load {os.getloadavg()}", file=sys.stderr)
-    clusters = {2: DaskCluster(workers=2), 1: DaskCluster(workers=1)}
+    # Workers as docs/deploy.md starts them: without Dask's statistical profiler, which samples
+    # every thread's stack 100 times a second for the dashboard.
+    env = {} if args.profiler else {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    clusters = {n: DaskCluster(workers=n, env=env) for n in (2, 1)}
     singles, splits, alone = [], [], []
     try:
         with tempfile.TemporaryDirectory() as work:
