@@ -180,8 +180,9 @@ class UsageStore(Protocol):
 class TaskStore(Protocol):
     """Tasks. Every change is a compare-and-set on `Task.version`: `save_task` writes only if
     the stored task is still at `expected_version` (else it returns False and the caller
-    re-reads), together with the webhook owed and the usage earned by a final status. A
-    PostgreSQL store would claim with `FOR UPDATE SKIP LOCKED`."""
+    re-reads), together with the webhook owed and the usage earned by a final status. Claims
+    are exclusive: the PostgreSQL store claims with `FOR UPDATE SKIP LOCKED`, SQLite under its
+    one writer."""
 
     async def add_task(
         self,
