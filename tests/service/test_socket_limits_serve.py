@@ -72,17 +72,22 @@ def server(tmp_path_factory):
         assert not [line for line in server.log if "Traceback" in line or "ERROR" in line]
 
 
+async def _twenty_sockets(url: str) -> dict:
+    """Twenty sockets from one client, tallied by how each ended up, then closed."""
+    sockets = [await _connect(url) for _ in range(20)]
+    try:
+        return await _tally(sockets)
+    finally:
+        await asyncio.gather(*(ws.close() for ws in sockets))
+
+
 def test_one_client_holds_at_most_its_cap_of_sockets(server):
     url = _route(server)
 
-    async def attack() -> dict:
-        sockets = [await _connect(url) for _ in range(20)]
-        try:
-            return await _tally(sockets)
-        finally:
-            await asyncio.gather(*(ws.close() for ws in sockets))
-
-    assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
+    assert asyncio.run(_twenty_sockets(url)) == {
+        "ready": 8,
+        ("ended", "too_many_sockets", 1013): 12,
+    }
 
 
 def test_the_caps_hold_across_http_workers(start_serve):
@@ -90,14 +95,10 @@ def test_the_caps_hold_across_http_workers(start_serve):
     server = start_serve(AVATAR_HTTP_WORKERS="2")
     url = _route(server)
 
-    async def attack() -> dict:
-        sockets = [await _connect(url) for _ in range(20)]
-        try:
-            return await _tally(sockets)
-        finally:
-            await asyncio.gather(*(ws.close() for ws in sockets))
-
-    assert asyncio.run(attack()) == {"ready": 8, ("ended", "too_many_sockets", 1013): 12}
+    assert asyncio.run(_twenty_sockets(url)) == {
+        "ready": 8,
+        ("ended", "too_many_sockets", 1013): 12,
+    }
 
 
 def test_refused_sockets_that_leave_at_once_cost_nothing(server):
