@@ -11,7 +11,7 @@ from service.api.context import ctx_of, owner_of, public_base
 from service.api.idempotency import IdempotencyKeyHeader, checked_key
 from service.api.openapi import error_responses, get, post
 from service.domain.talking import MOTION, TALKING
-from service.domain.talking.inputs import submit_video
+from service.domain.talking.inputs import VideoRequest, submit_video
 from service.domain.talking.status import VideoState, cancel_video, readable_video
 from service.schemas.talking import (
     MotionVideoCreate,
@@ -28,6 +28,16 @@ MAX_VIDEO_BODY = 32 * 1024 * 1024
 _SUBMIT_ERRORS = error_responses(413, 502, 503)
 
 
+async def _submitted(
+    request: Request, video: VideoRequest, idempotency_key: str | None
+) -> TaskSubmittedEnvelope:
+    """Queue the video a create body asked for (either kind) and answer its task."""
+    ctx, base = ctx_of(request), public_base(request)
+    key = checked_key(idempotency_key)
+    task = await submit_video(ctx, owner_of(request), video, key, base)
+    return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
+
+
 def _envelope(request: Request, state: VideoState) -> VideoStatusEnvelope:
     return VideoStatusEnvelope(VideoStatus.of(state, public_base(request)))
 
@@ -41,11 +51,8 @@ class TalkingVideoController(Controller):
     async def generate_talking_avatar(
         self, request: Request, idempotency_key: IdempotencyKeyHeader = None
     ) -> TaskSubmittedEnvelope:
-        ctx, base = ctx_of(request), public_base(request)
         body = await read_json(request, TalkingVideoCreate)
-        key = checked_key(idempotency_key)
-        task = await submit_video(ctx, owner_of(request), body.request(), key, base)
-        return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
+        return await _submitted(request, body.request(), idempotency_key)
 
     @get("/{task_id:str}/status", responses=error_responses(410))
     async def get_talking_avatar_status(
@@ -69,11 +76,8 @@ class MotionVideoController(Controller):
     async def generate_avatar_motion(
         self, request: Request, idempotency_key: IdempotencyKeyHeader = None
     ) -> TaskSubmittedEnvelope:
-        ctx, base = ctx_of(request), public_base(request)
         body = await read_json(request, MotionVideoCreate)
-        key = checked_key(idempotency_key)
-        task = await submit_video(ctx, owner_of(request), body.motion_request(), key, base)
-        return TaskSubmittedEnvelope(TaskSubmitted.of(task, base))
+        return await _submitted(request, body.motion_request(), idempotency_key)
 
     @get("/{task_id:str}/status", responses=error_responses(410))
     async def get_avatar_motion_status(self, request: Request, task_id: str) -> VideoStatusEnvelope:
